@@ -1,0 +1,95 @@
+"""A benchmark binds a clean test set D, a model, a perturbation space Θ, a task metric ψ and fidelity
+metrics φ, and evaluates configurations: δ(θ) = max(ψ(D) − ψ(T_θ), 0) (TestNav Eq. 1) and
+ρ(θ) = φ(T_θ, D) (Eq. 2) for every fidelity metric.
+
+It is modality-agnostic: inputs are whatever the perturbations and the model accept (an image stack, a
+list of strings, a list of prompts); a modality is a set of registry entries (perturbations, task
+metrics, fidelity metrics, models) and a config, not a new class.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from pipeline.perturb.compose import PrefixCache, compose
+from pipeline.perturb.registry import Perturbation
+from pipeline.space import Space
+
+Predict = Callable[[Any], np.ndarray]
+TaskMetric = Callable[[np.ndarray, np.ndarray], float]
+Fidelity = Callable[[Any], float]  # perturbed inputs -> φ(T_θ, D), higher = closer to D
+
+
+def accuracy(predictions: np.ndarray, labels: np.ndarray) -> float:
+    """ψ for classification: the fraction of correct predictions."""
+    return float(np.mean(np.asarray(predictions) == np.asarray(labels)))
+
+
+TASK_METRICS: dict[str, TaskMetric] = {"accuracy": accuracy}
+
+
+def get_task_metric(name: str) -> TaskMetric:
+    if name not in TASK_METRICS:
+        raise ValueError(f"unknown task metric {name!r}; valid choices: {', '.join(sorted(TASK_METRICS))}")
+    return TASK_METRICS[name]
+
+
+@dataclass
+class Benchmark:
+    """`evaluate(θ)` → {'psi', 'delta', 'rho_<metric>' …, 'seconds_perturb', 'seconds_infer', 'seconds_fidelity'}."""
+
+    name: str
+    space: Space
+    perturbations: Sequence[Perturbation]
+    clean: Any
+    labels: np.ndarray
+    predict: Predict
+    task_metric: TaskMetric
+    fidelity: dict[str, Fidelity]
+    seed: int = 0
+    clean_score: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        if len(self.labels) == 0:
+            raise ValueError(f"benchmark {self.name!r} has an empty clean test set")
+        if [p.name for p in self.perturbations] != list(self.space.names):
+            raise ValueError(f"perturbations {[p.name for p in self.perturbations]} do not match space {self.space.names}")
+        for p in self.perturbations:
+            if p.max_level < self.space.levels - 1:
+                raise ValueError(f"perturbation {p.name!r} has levels 0..{p.max_level}; the space asks for 0..{self.space.levels - 1}")
+        self.clean_score = self.task_metric(self.predict(self.clean), self.labels)
+
+    def score(self, perturbed: Any) -> dict[str, float]:
+        """ψ, δ (Eq. 1) and ρ per fidelity metric (Eq. 2) of one perturbed set, with timings."""
+        t0 = time.perf_counter()
+        psi = self.task_metric(self.predict(perturbed), self.labels)
+        t1 = time.perf_counter()
+        out = {"psi": psi, "delta": max(self.clean_score - psi, 0.0), "seconds_infer": t1 - t0}
+        for metric, phi in self.fidelity.items():
+            out[f"rho_{metric}"] = float(phi(perturbed))
+        out["seconds_fidelity"] = time.perf_counter() - t1
+        return out
+
+    def evaluate(self, theta: Sequence[int]) -> dict[str, float]:
+        theta = self.space.validate(theta)
+        t0 = time.perf_counter()
+        perturbed = compose(self.perturbations, self.clean, theta, self.seed)
+        out = self.score(perturbed)
+        out["seconds_perturb"] = time.perf_counter() - t0 - out["seconds_infer"] - out["seconds_fidelity"]
+        return out
+
+    def evaluate_many(self, thetas: Sequence[Sequence[int]]) -> Iterator[tuple[tuple[int, ...], dict[str, float]]]:
+        """Evaluate configurations in lexicographic order, reusing perturbed prefixes (PrefixCache).
+        Values are identical to `evaluate` one by one; `self.last_cache` exposes the application count."""
+        cache = PrefixCache(self.perturbations, self.clean, self.seed)
+        self.last_cache = cache
+        for theta in sorted(self.space.validate(t) for t in thetas):
+            t0 = time.perf_counter()
+            perturbed = cache.get(theta)
+            t1 = time.perf_counter()
+            out = self.score(perturbed)
+            out["seconds_perturb"] = t1 - t0
+            yield theta, out

@@ -1,0 +1,58 @@
+"""Stage `groundtruth`: evaluate every θ in Θ (or one shard of Θ) and, unsharded, write the final table
+with normalised objectives, P* flags, the P* summary and the gallery images of P* configurations.
+
+    python scripts/groundtruth.py                               # params.yaml, whole space
+    python scripts/groundtruth.py shard=0 num_shards=4          # one shard; then scripts/merge_groundtruth.py
+"""
+from __future__ import annotations
+
+import functools
+import json
+
+import numpy as np
+from _entry import ROOT, plain, run_stage
+from groundtruth_paths import data_dir, log_dir, shard_path, table_path
+
+from pipeline.builders import build_benchmark, build_space
+from pipeline.groundtruth import evaluate_shard, finalize, pareto_summary
+from pipeline.io import atomic_path, write_json, write_parquet
+from pipeline.perturb.compose import compose
+
+
+def write_final(cfg, raw) -> None:
+    """Normalise, flag P*, and write the table, its summary and the P* gallery of one example image."""
+    spec = plain(cfg.benchmark)
+    metrics = list(spec["fidelity"])
+    table = finalize(raw, metrics, spec.get("task_metric", "accuracy"))
+    bench = build_benchmark(spec, data_dir(cfg))
+    summary = {"benchmark": spec["name"], "space_size": bench.space.size, "clean_" + spec.get("task_metric", "accuracy"): bench.clean_score,
+               "pareto": pareto_summary(table, metrics, bench.space.n_dims)}
+    write_parquet(table, table_path(cfg))
+    write_json(summary, table_path(cfg).with_suffix(".summary.json"))
+    names = list(bench.space.names)
+    front = table[table[[f"pareto_{m}" for m in metrics]].any(axis=1)]
+    index = int(spec.get("gallery_index", 0))
+    example = bench.clean[index : index + 1]
+    thetas = front[names].to_numpy()
+    images = np.stack([compose(bench.perturbations, example, tuple(t), bench.seed)[0] for t in thetas]) if len(thetas) else np.zeros((0,) + example.shape[1:], np.uint8)
+    with atomic_path(table_path(cfg).with_suffix(".gallery.npz")) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez_compressed(fh, thetas=thetas, images=images, clean=example[0], label=bench.labels[index])
+    print(json.dumps(summary["pareto"]))
+
+
+def main(cfg) -> None:
+    spec = plain(cfg.benchmark)
+    space = build_space(spec)
+    shard, num_shards = int(cfg.get("shard", 0)), int(cfg.get("num_shards", 1))
+    factory = functools.partial(build_benchmark, spec, str(data_dir(cfg)))
+    raw, stats = evaluate_shard(factory, space, log_dir(cfg), shard=shard, num_shards=num_shards, workers=int(cfg.workers))
+    print(json.dumps(stats))
+    if num_shards == 1:
+        write_final(cfg, raw)
+    else:
+        write_parquet(raw, shard_path(cfg, shard, num_shards))
+
+
+if __name__ == "__main__":
+    run_stage(main)
