@@ -18,12 +18,15 @@ class KIDFidelity:
     """φ_KID(T_θ, D) = −KID(features(D), features(T_θ)); clean features are extracted once.
 
     torchmetrics draws its subsets with the global torch RNG; it is seeded with `seed` before every
-    compute so that a configuration's value does not depend on evaluation order."""
+    compute so that a configuration's value does not depend on evaluation order. When the subset size
+    covers the whole clean set, every subset is a permutation of the full set and the unbiased MMD
+    estimate is the same for each, so one subset is computed instead of `subsets` identical ones."""
 
     def __init__(self, clean: np.ndarray, feature: nn.Module, subset_size: int = 1000, subsets: int = 100,
                  seed: int = 0, batch_size: int = 512) -> None:
         self.subset_size = min(int(subset_size), len(clean))
         self.seed, self.batch_size = seed, batch_size
+        subsets = 1 if self.subset_size == len(clean) else int(subsets)
         self.metric = KernelInceptionDistance(feature=feature.eval(), subsets=subsets, subset_size=self.subset_size,
                                               reset_real_features=False)
         self._update(clean, real=True)

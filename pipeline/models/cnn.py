@@ -44,7 +44,7 @@ def to_tensor(images: np.ndarray) -> torch.Tensor:
 
 
 def train_cnn(
-    images: np.ndarray, labels: np.ndarray, *, seed: int, width: int = 32, epochs: int = 15,
+    images: np.ndarray, labels: np.ndarray, *, seed: int, width: int = 16, epochs: int = 15,
     batch_size: int = 64, lr: float = 2e-3, progress: bool = False,
 ) -> SmallCNN:
     """Train a SmallCNN with Adam; deterministic for a given seed on a given machine."""
