@@ -4,7 +4,7 @@ BIN := $(abspath $(VENV))/bin
 export PATH := $(BIN):$(PATH)
 STAMP := $(VENV)/.installed
 
-.PHONY: env repro test test-slow figures benchmarks clean-env
+.PHONY: env params repro test test-slow figures benchmarks clean-env
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || python3 -m venv $(VENV)
@@ -12,6 +12,9 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 env: $(STAMP)
+
+params: env  ## recompose params.yaml from conf/ (after editing conf/)
+	python scripts/compose_params.py
 
 repro: env  ## run the whole pipeline (dvc repro) on params.yaml
 	dvc repro

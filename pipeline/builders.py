@@ -32,7 +32,7 @@ def _digits_test(ds: Spec, data_dir: Path) -> tuple[np.ndarray, np.ndarray]:
     with np.load(data_dir / "splits.npz") as z:
         x, y = z["test_x"], z["test_y"]
     limit = ds.get("test_limit")
-    return (x[:limit], y[:limit]) if limit else (x, y)
+    return (x[:limit], y[:limit]) if limit is not None else (x, y)
 
 
 def _tiny_imagenet_test(ds: Spec, data_dir: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -110,10 +110,17 @@ def prepare(spec: Spec, data_dir: str | Path, progress: bool = True) -> dict[str
 # ---- the benchmark ---------------------------------------------------------------------------------
 
 def build_space(spec: Spec) -> Space:
-    names = list(spec["perturbations"])
-    for name in names:
-        get_perturbation(name)  # fails with the list of valid names
-    return Space(tuple(names), int(spec["levels"]))
+    """The space Θ of a spec, after the checks that need no data: perturbation and metric names, levels."""
+    space = Space(tuple(spec["perturbations"]), int(spec["levels"]))
+    for name in space.names:
+        family = get_perturbation(name)  # fails with the list of valid names
+        if family.max_level < space.levels - 1:
+            raise ValueError(f"perturbation {name!r} has levels 0..{family.max_level}; the space asks for 0..{space.levels - 1}")
+    for m in spec["fidelity"]:
+        if m not in FIDELITY:
+            raise ValueError(f"unknown fidelity metric {m!r}; valid choices: {', '.join(FIDELITY)}")
+    get_task_metric(spec.get("task_metric", "accuracy"))
+    return space
 
 
 def build_benchmark(spec: Spec, data_dir: str | Path) -> Benchmark:
@@ -121,9 +128,6 @@ def build_benchmark(spec: Spec, data_dir: str | Path) -> Benchmark:
     data_dir = Path(data_dir)
     space = build_space(spec)
     metrics = list(spec["fidelity"])
-    for m in metrics:
-        if m not in FIDELITY:
-            raise ValueError(f"unknown fidelity metric {m!r}; valid choices: {', '.join(FIDELITY)}")
     task_metric = get_task_metric(spec.get("task_metric", "accuracy"))
     clean, labels = _choose(spec["dataset"]["kind"], "dataset", DATASETS)(spec["dataset"], data_dir)
     if len(labels) == 0:

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import torch
 import torchvision
 from torch import nn
 
-from pipeline.models.cnn import to_tensor
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -35,8 +33,3 @@ class TorchvisionClassifier(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = nn.functional.interpolate(x, size=(self.input_size, self.input_size), mode="bilinear", align_corners=False)
         return self.net((x - self.mean) / self.std)
-
-
-@torch.no_grad()
-def predict_labels(model: nn.Module, images: np.ndarray, batch_size: int = 64) -> np.ndarray:
-    return np.concatenate([model(to_tensor(images[s : s + batch_size])).argmax(1).numpy() for s in range(0, len(images), batch_size)])

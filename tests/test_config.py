@@ -1,0 +1,22 @@
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def composed(overrides=()):
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        return OmegaConf.to_container(compose("config", overrides=list(overrides)), resolve=True)
+
+
+def test_params_yaml_is_the_composition_of_conf():
+    committed = OmegaConf.to_container(OmegaConf.load(ROOT / "params.yaml"), resolve=True)
+    assert committed == composed(), "params.yaml differs from conf/: regenerate it with `make params`"
+
+
+def test_tiny_overrides_compose():
+    cfg = composed(["benchmark=tiny"])
+    assert cfg["benchmark"]["name"] == "tiny" and cfg["benchmark"]["levels"] == 3
+    assert cfg["benchmark"]["perturbations"] == ["brightness", "pixelate"]

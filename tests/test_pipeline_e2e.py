@@ -1,0 +1,83 @@
+"""End to end on the tiny configuration (2 perturbations x 3 levels, 40 images): prepare, ground truth,
+figures, through the stage scripts' task functions; plus the bad-input contract of the stages."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hydra import compose, initialize_config_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tiny_cfg(tmp_path, *overrides):
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        return compose("config", overrides=["benchmark=tiny", f"paths.data={tmp_path}/data",
+                                            f"paths.outputs={tmp_path}/outputs", "workers=1", *overrides])
+
+
+def test_tiny_pipeline_end_to_end(tmp_path):
+    import groundtruth
+    import merge_groundtruth
+    import plot_groundtruth
+    import prepare
+
+    cfg = tiny_cfg(tmp_path)
+    prepare.main(cfg)
+    assert {p.name for p in (tmp_path / "data" / "tiny").iterdir()} >= {"splits.npz", "model.pt", "features.pt"}
+    groundtruth.main(cfg)
+    table = pd.read_parquet(tmp_path / "outputs/groundtruth/tiny.parquet")
+    assert len(table) == 9 and table[["brightness", "pixelate"]].drop_duplicates().shape[0] == 9
+    identity = table[(table.brightness == 0) & (table.pixelate == 0)].iloc[0]
+    assert identity["delta"] == 0.0 and identity["rho_ssim"] == pytest.approx(1.0)
+    assert identity["rho_kid_norm"] == 1.0  # the clean set is the closest to itself
+    assert (table["delta"] >= 0).all() and table["accuracy"].between(0, 1).all()
+    for m in ("ssim", "kid"):
+        assert table[f"rho_{m}_norm"].between(0, 1).all() and table[f"pareto_{m}"].any()
+        assert table.loc[table[f"pareto_{m}"], "order"].isin([0, 1, 2]).all()
+    summary = json.loads((tmp_path / "outputs/groundtruth/tiny.summary.json").read_text())
+    assert summary["pareto"]["ssim"]["size"] == int(table["pareto_ssim"].sum())
+    with np.load(tmp_path / "outputs/groundtruth/tiny.gallery.npz") as z:
+        assert len(z["thetas"]) == int((table["pareto_ssim"] | table["pareto_kid"]).sum())
+        assert z["images"].shape[1:] == (32, 32, 3)
+    plot_groundtruth.main(cfg)
+    for name in ("tiny_pareto.png", "tiny_gallery_ssim.png", "tiny_gallery_kid.png"):
+        assert (tmp_path / "outputs/figures/groundtruth" / name).stat().st_size > 5000
+
+    # sharded evaluation + merge reproduces the unsharded table (timings aside)
+    for shard in range(2):
+        groundtruth.main(tiny_cfg(tmp_path, f"shard={shard}", "num_shards=2", f"paths.data={tmp_path}/data"))
+    first = table.copy()
+    merge_groundtruth.main(tiny_cfg(tmp_path, "num_shards=2"))
+    merged = pd.read_parquet(tmp_path / "outputs/groundtruth/tiny.parquet")
+    timing = [c for c in merged if "seconds" in c]
+    pd.testing.assert_frame_equal(merged.drop(columns=timing), first.drop(columns=timing))
+
+
+@pytest.mark.parametrize("override, message", [
+    ("benchmark.perturbations=[brightness,nope]", "unknown perturbation 'nope'; valid choices: brightness"),
+    ("benchmark.fidelity=[ssim,psnr]", "unknown fidelity metric 'psnr'; valid choices: ssim, kid"),
+    ("benchmark.levels=1", "levels must be at least 2"),
+    ("benchmark.levels=7", "has levels 0..5; the space asks for 0..6"),
+    ("benchmark.dataset.test_limit=0", "is empty"),
+])
+def test_bad_input_exits_nonzero_with_named_value_and_no_output(prepared, override, message):
+    out = prepared / "outputs" / override.split("=")[0]
+    proc = subprocess.run([sys.executable, "scripts/groundtruth.py", "benchmark=tiny", f"paths.data={prepared}/data",
+                           f"paths.outputs={out}", "workers=1", override],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert message in proc.stderr
+    assert not (out / "groundtruth").exists()
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory):
+    import prepare
+
+    path = tmp_path_factory.mktemp("prepared")
+    prepare.main(tiny_cfg(path))
+    return path
