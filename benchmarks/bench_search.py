@@ -1,0 +1,123 @@
+"""Search overhead per proposal, and the time of the §3.3 tuning grid on this machine.
+
+    .venv/bin/python benchmarks/bench_search.py            # sample of 16 grid settings x 2 seeds
+    .venv/bin/python benchmarks/bench_search.py --full     # one seed of all 64 settings
+
+Prints, on a synthetic 6^4 ground-truth table (B = 6,480, the table oracle, so only search overhead
+is measured): (1) one TestNav generation with this package's array path against pymoo's own
+`Mating` + `RankAndCrowding` on `Population` objects (the reference), as a ratio; (2) µs per proposal
+of every method at its defaults; (3) grid runs, extrapolated to the 640 runs (64 settings x 10 seeds) of one benchmark–metric pair, both
+from CPU time (what an idle machine gives) and from wall time over all cores (what this machine gave
+now, with whatever else it was running).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import types
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "search"))
+from search_fixtures import NAMES4, synthetic_table  # noqa: E402
+
+from pipeline.search import METHODS, run_search  # noqa: E402
+from pipeline.search.ground_truth import GroundTruth  # noqa: E402
+from pipeline.search.parallel import map_runs  # noqa: E402
+from pipeline.search.survival import rank_and_crowding  # noqa: E402
+from pipeline.search.tuning import grid, tune_run  # noqa: E402
+from pipeline.search.variation import Variation  # noqa: E402
+from pipeline.space import Space  # noqa: E402
+
+
+def generation_array(problem: GroundTruth, mu: int, generations: int, rng: np.random.Generator) -> float:
+    """Seconds per generation of this package's Variation + survival (what `TestNav` runs)."""
+    space, table = problem.space, problem.oracle.objectives
+    X = space.grid()[rng.choice(space.size, mu, replace=False)]
+    F = table[space.indices(X)]
+    keep, keys = rank_and_crowding(F, mu, rng)
+    variation = Variation(space, 1.0, 5.0)
+    t = time.perf_counter()
+    for _ in range(generations):
+        Q = variation(X, keys, mu, rng)
+        X, F = np.concatenate([X, Q]), np.concatenate([F, table[space.indices(Q)]])
+        keep, keys = rank_and_crowding(F, mu, rng)
+        X, F = X[keep], F[keep]
+    return (time.perf_counter() - t) / generations
+
+
+def generation_pymoo(problem: GroundTruth, mu: int, generations: int, rng: np.random.Generator) -> float:
+    """Seconds per generation of the same step through pymoo's Population-based machinery (reference)."""
+    from pymoo.algorithms.moo.nsga2 import binary_tournament
+    from pymoo.core.duplicate import DefaultDuplicateElimination
+    from pymoo.core.mating import Mating
+    from pymoo.core.population import Population
+    from pymoo.core.problem import Problem
+    from pymoo.operators.crossover.sbx import SBX
+    from pymoo.operators.mutation.pm import PM
+    from pymoo.operators.repair.rounding import RoundingRepair
+    from pymoo.operators.selection.tournament import TournamentSelection
+    from pymoo.operators.survival.rank_and_crowding import RankAndCrowding
+
+    space, table = problem.space, problem.oracle.objectives
+    pymoo_problem = Problem(n_var=space.n_dims, n_obj=2, xl=0, xu=space.levels - 1, vtype=int)
+    mating = Mating(TournamentSelection(func_comp=binary_tournament), SBX(eta=1.0, vtype=float, repair=RoundingRepair()),
+                    PM(eta=5.0, vtype=float, repair=RoundingRepair()), repair=RoundingRepair(),
+                    eliminate_duplicates=DefaultDuplicateElimination())
+    survival = RankAndCrowding()
+    algorithm = types.SimpleNamespace(tournament_type="comp_by_rank_and_crowding", random_state=rng)
+    X = space.grid()[rng.choice(space.size, mu, replace=False)]
+    pop = survival.do(pymoo_problem, Population.new("X", X, "F", -table[space.indices(X)]), n_survive=mu, random_state=rng)
+    t = time.perf_counter()
+    for _ in range(generations):
+        off = mating.do(pymoo_problem, pop, mu, random_state=rng, algorithm=algorithm)
+        off.set("F", -table[space.indices(off.get("X").astype(int))])
+        pop = survival.do(pymoo_problem, Population.merge(pop, off), n_survive=mu, random_state=rng)
+    return (time.perf_counter() - t) / generations
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--full", action="store_true", help="time one seed of all 64 grid settings instead of a sample")
+    args = parser.parse_args()
+    space = Space(NAMES4, 6)
+    problem = GroundTruth.from_table(synthetic_table(space), "synthetic", "ssim")
+    B = 5 * space.size
+    print(f"synthetic 6^4 table, |P*| = {int(problem.pareto.sum())}, B = {B}, cores = {os.cpu_count()}, load = {os.getloadavg()[0]:.1f}")
+
+    print("\n(1) one TestNav generation, array path vs pymoo Population machinery (reference)")
+    for mu in (20, 110):
+        fast = generation_array(problem, mu, 60, np.random.default_rng(0))
+        ref = generation_pymoo(problem, mu, 60, np.random.default_rng(0))
+        print(f"  mu={mu:>3}: {fast * 1e3:6.2f} ms vs {ref * 1e3:6.2f} ms per generation -> {ref / fast:4.1f}x faster")
+
+    print("\n(2) search overhead per proposal, defaults (eta_c=1, eta_m=5, mu=110), 2 seeds")
+    for method in METHODS:
+        t = time.perf_counter()
+        n = sum(len(run_search(method, problem.oracle, space, B, seed)) for seed in (0, 1))
+        print(f"  {method:<11} {(time.perf_counter() - t) / n * 1e6:7.1f} us/proposal ({n // 2} proposals per run)")
+
+    settings = grid([1, 5, 10, 15], [1, 5, 10, 15], [20, 50, 80, 110])
+    if args.full:
+        jobs = [dict(problem=problem, setting=s, seed=0, budget_factor=5) for s in settings]
+    else:
+        sample = [s for s in settings if s["eta_c"] in (1, 15) and s["eta_m"] in (1, 15)]
+        jobs = [dict(problem=problem, setting=s, seed=seed, budget_factor=5) for s in sample for seed in (0, 1)]
+    print(f"\n(3) {len(jobs)} grid runs: CPU time in this process, then wall time over all cores (joblib)")
+    cpu = time.process_time()
+    rows = [tune_run(**job) for job in jobs]
+    cpu_per_run = (time.process_time() - cpu) / len(rows)
+    t = time.perf_counter()
+    list(map_runs(tune_run, jobs, workers=0, progress=False))
+    wall_per_run = (time.perf_counter() - t) / len(jobs)
+    cores = os.cpu_count() or 1
+    print(f"  {cpu_per_run:.2f} CPU s per run; {wall_per_run:.2f} s wall per run over {cores} cores; "
+          f"mean final recall {np.mean([r['final_recall'] for r in rows]):.3f}")
+    print(f"  640 runs (one benchmark-metric pair): {640 * cpu_per_run / cores:.0f} s on {cores} idle cores (CPU time / cores), "
+          f"{640 * wall_per_run:.0f} s at the measured wall rate (load {os.getloadavg()[0]:.1f})")
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+"""The base of every search method: `run` sets up Algorithm 1's ledger and RNG, `_do` proposes."""
+from __future__ import annotations
+
+import inspect
+from abc import ABC, abstractmethod
+
+import numpy as np
+import pandas as pd
+
+from pipeline.search.ledger import Ledger
+from pipeline.search.oracle import Oracle
+from pipeline.space import Space
+
+
+class Method(ABC):
+    """A budgeted search over Θ. A run depends only on (method, hyperparameters, seed, oracle)."""
+
+    name: str = ""
+    label: str = ""
+
+    def __init__(self) -> None:
+        """Methods without hyperparameters (Random, Greedy, Coverage) take no arguments."""
+
+    @classmethod
+    def hyperparameters(cls) -> tuple[str, ...]:
+        """The keyword arguments the constructor accepts."""
+        params = inspect.signature(cls.__init__).parameters
+        return tuple(p for p in params if p != "self")
+
+    def run(self, oracle: Oracle, space: Space, budget: int, seed: int) -> pd.DataFrame:
+        """Search with proposal budget `budget` and RNG seed `seed`; return the trace (see `Ledger.trace`)."""
+        ledger = Ledger(oracle, space, budget)
+        self._do(ledger, space, np.random.default_rng(int(seed)))
+        return ledger.trace()
+
+    @abstractmethod
+    def _do(self, ledger: Ledger, space: Space, rng: np.random.Generator) -> None:
+        """Make proposals through `ledger.propose` until the budget is spent or nothing is left."""

@@ -1,0 +1,111 @@
+"""Oracles: the `Evaluate(θ)` of TestNav Algorithm 1, θ -> (δ(θ), ρ(θ)), both maximised.
+
+Search methods see only this interface, so they cannot tell a ground-truth lookup table from a live
+benchmark. `TableOracle` answers from an exhaustive table (what the experiments of §4 do: a proposal is
+a lookup); `LiveOracle` wraps any callable, e.g. a benchmark that perturbs the test set and runs the
+model, and caches its answers so a configuration is never evaluated twice.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from pipeline.space import Space
+
+Objectives = tuple[float, float]
+
+
+class Oracle(ABC):
+    """`oracle(θ)` -> (δ, ρ); `oracle.evaluate_batch(thetas)` -> an (m, 2) array, one row per θ."""
+
+    def __call__(self, theta: Sequence[int]) -> Objectives:
+        delta, rho = self.evaluate_batch(np.asarray(theta, dtype=np.int64).reshape(1, -1))[0]
+        return float(delta), float(rho)
+
+    def evaluate_batch(self, thetas: np.ndarray) -> np.ndarray:
+        thetas = np.asarray(thetas, dtype=np.int64)
+        if thetas.ndim != 2:
+            raise ValueError(f"configurations must be an (m, n_dims) array, got shape {thetas.shape}")
+        if len(thetas) == 0:
+            return np.zeros((0, 2))
+        out = np.asarray(self._do(thetas), dtype=float).reshape(len(thetas), 2)
+        if not np.isfinite(out).all():
+            row = int(np.argwhere(~np.isfinite(out))[0, 0])
+            raise ValueError(f"the oracle returned non-finite objectives {out[row].tolist()} for configuration {thetas[row].tolist()}")
+        return out
+
+    @abstractmethod
+    def _do(self, thetas: np.ndarray) -> np.ndarray:
+        """Objectives (δ, ρ) of each row of `thetas`, an (m, 2) array."""
+
+
+class TableOracle(Oracle):
+    """Lookup in a ground-truth table: a dense (|Θ|, 2) array indexed by `space.indices(θ)`."""
+
+    def __init__(self, objectives: np.ndarray, space: Space) -> None:
+        objectives = np.asarray(objectives, dtype=float)
+        if objectives.shape != (space.size, 2):
+            raise ValueError(f"objectives must have shape ({space.size}, 2), one (δ, ρ) row per configuration of Θ; got {objectives.shape}")
+        if not np.isfinite(objectives).all():
+            row = int(np.argwhere(~np.isfinite(objectives))[0, 0])
+            raise ValueError(f"configuration {space.theta(row)} has non-finite objectives {objectives[row].tolist()}")
+        self.space = space
+        self.objectives = objectives
+
+    @classmethod
+    def from_table(cls, table: pd.DataFrame, space: Space, delta: str = "delta_norm", rho: str = "rho_ssim_norm") -> "TableOracle":
+        """From a ground-truth DataFrame with one column per dimension (named `space.names`) and the
+        objective columns `delta` and `rho`; every configuration of Θ must appear exactly once."""
+        missing = [c for c in (*space.names, delta, rho) if c not in table.columns]
+        if missing:
+            raise ValueError(f"the ground-truth table lacks columns {missing}; it has {list(table.columns)}")
+        idx = space.indices(table[list(space.names)].to_numpy())
+        counts = np.bincount(idx, minlength=space.size)
+        if (counts != 1).any():
+            bad = int(np.flatnonzero(counts != 1)[0])
+            raise ValueError(f"the ground-truth table must hold every configuration of Θ once; {space.theta(bad)} appears {counts[bad]} times")
+        objectives = np.empty((space.size, 2))
+        objectives[idx] = table[[delta, rho]].to_numpy(dtype=float)
+        return cls(objectives, space)
+
+    def _do(self, thetas: np.ndarray) -> np.ndarray:
+        return self.objectives[self.space.indices(thetas)]
+
+
+class LiveOracle(Oracle):
+    """Wraps `evaluate(θ) -> (δ, ρ)` (θ passed as a tuple of ints) and caches every answer by θ.
+
+    `calls` counts the times `evaluate` actually ran, i.e. the distinct configurations evaluated.
+    """
+
+    def __init__(self, evaluate: Callable[[tuple[int, ...]], Sequence[float]]) -> None:
+        self.evaluate = evaluate
+        self.cache: dict[tuple[int, ...], Objectives] = {}
+        self.calls = 0
+
+    @classmethod
+    def from_benchmark(cls, evaluate: Callable[[tuple[int, ...]], dict[str, float]], metric: str) -> "LiveOracle":
+        """From a benchmark's `evaluate(θ) -> {'delta': …, 'rho_<metric>': …}` (raw, unnormalised values:
+        normalising over Θ needs all of Θ, which live search never sees)."""
+        key = f"rho_{metric}"
+
+        def objectives(theta: tuple[int, ...]) -> Objectives:
+            values = evaluate(theta)
+            if "delta" not in values or key not in values:
+                raise ValueError(f"the benchmark returned keys {sorted(values)}; live search needs 'delta' and {key!r}")
+            return float(values["delta"]), float(values[key])
+
+        return cls(objectives)
+
+    def _do(self, thetas: np.ndarray) -> np.ndarray:
+        out = np.empty((len(thetas), 2))
+        for row, theta in enumerate(map(tuple, thetas.tolist())):
+            if theta not in self.cache:
+                delta, rho = self.evaluate(theta)
+                self.cache[theta] = (float(delta), float(rho))
+                self.calls += 1
+            out[row] = self.cache[theta]
+        return out

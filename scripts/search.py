@@ -1,0 +1,93 @@
+"""Stage `search`: every method × seed × fidelity metric of the configured benchmark, one trace each
+(TestNav §4.2-4.3).
+
+    python scripts/search.py                          # params.yaml: table mode on outputs/groundtruth/<benchmark>.parquet
+    python scripts/search.py search.seeds=3 search.methods=[testnav,random]
+    python scripts/search.py search.mode=live         # no ground truth: run the benchmark itself, write R
+
+Table mode writes outputs/search/<benchmark>/<metric>/<method>/seed=<k>.parquet, with the run's spec
+(method, seed, B, hyperparameters, a digest of the ground truth) in the file's metadata, and skips runs
+whose trace was written for the same spec, so a killed run resumes and a changed setting is redone. Live mode uses raw δ and ρ (normalising needs all of Θ) and
+writes outputs/search_live/<benchmark>/<metric>/<method>/seed=<k>.{trace,ranked}.parquet.
+"""
+from __future__ import annotations
+
+import functools
+import json
+
+import pandas as pd
+from _entry import plain, run_stage
+from groundtruth_paths import data_dir
+from search_paths import budget, ground_truth_digest, groundtruth_table, hyperparameters, live_path, metrics_of, trace_path, written_by
+
+from pipeline.io import write_parquet
+from pipeline.search import LiveOracle, method_class, rank_evaluated, run_search
+from pipeline.search.ground_truth import GroundTruth, table_space
+from pipeline.search.parallel import map_runs
+from pipeline.space import Space
+
+
+def build_benchmark(spec, data_dir):
+    """The live benchmark (imported here: model and metric libraries are slow to import, and table mode needs none)."""
+    from pipeline.builders import build_benchmark as build
+
+    return build(spec, data_dir)
+
+
+def run_table(cfg) -> None:
+    name = cfg.benchmark.name
+    path = groundtruth_table(cfg, name)
+    if not path.exists():
+        raise ValueError(f"no ground-truth table {path}; run the groundtruth stage first, or use search.mode=live")
+    table = pd.read_parquet(path)
+    space = Space(tuple(cfg.benchmark.perturbations), int(cfg.benchmark.levels))
+    if table_space(table) != space:
+        raise ValueError(f"the ground-truth table {path} is over {table_space(table)}, the benchmark config over {space}; rerun groundtruth")
+    jobs, paths, specs = [], [], []
+    for metric in metrics_of(cfg):
+        problem = GroundTruth.from_table(table, name, metric, space)
+        digest = ground_truth_digest(problem)
+        for method in cfg.search.methods:
+            method_class(method)
+            for seed in range(int(cfg.search.seeds)):
+                job = dict(method=method, seed=seed, budget=budget(cfg, space.size), **hyperparameters(cfg, method))
+                spec = dict(job, benchmark=name, metric=metric, ground_truth=digest)
+                out = trace_path(cfg, name, metric, method, seed)
+                if not written_by(out, spec):  # resume: a trace of exactly this run is kept
+                    jobs.append(dict(job, oracle=problem.oracle, space=space))
+                    paths.append(out)
+                    specs.append(spec)
+    print(f"{len(paths)} runs to do ({name}), traces under {trace_path(cfg, name, 'M', 'X', 0).parents[2]}")
+    for out, spec, trace in zip(paths, specs, map_runs(run_search, jobs, int(cfg.workers), desc=f"search {name}")):
+        trace.attrs["run"] = spec
+        write_parquet(trace, out)
+
+
+def run_live(cfg) -> None:
+    spec = plain(cfg.benchmark)
+    bench = build_benchmark(spec, data_dir(cfg))
+    evaluate = functools.lru_cache(maxsize=None)(bench.evaluate)  # one benchmark evaluation serves every metric
+    live = cfg.search.live
+    for metric in metrics_of(cfg):
+        oracle = LiveOracle.from_benchmark(evaluate, metric)
+        for method in live.methods:
+            for seed in range(int(live.seeds)):
+                B = int(live.budget) if live.get("budget") else budget(cfg, bench.space.size)
+                trace = run_search(method, oracle, bench.space, B, seed, **hyperparameters(cfg, method))
+                write_parquet(trace, live_path(cfg, spec["name"], metric, method, seed, "trace"))
+                ranked = rank_evaluated(trace, bench.space)
+                write_parquet(ranked, live_path(cfg, spec["name"], metric, method, seed, "ranked"))
+                print(json.dumps({"metric": metric, "method": method, "seed": seed, "proposals": len(trace),
+                                  "evaluated": int(trace["u"].iloc[-1]), "front": int((ranked["rank"] == 0).sum())}))
+
+
+def main(cfg) -> None:
+    modes = {"table": run_table, "live": run_live}
+    mode = cfg.search.mode
+    if mode not in modes:
+        raise ValueError(f"unknown search.mode {mode!r}; valid choices: {', '.join(modes)}")
+    modes[mode](cfg)
+
+
+if __name__ == "__main__":
+    run_stage(main)

@@ -1,0 +1,89 @@
+"""Where the search stages read and write, from the config (shared by search, search_summary, tune and
+plot_recall)."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from _entry import ROOT
+
+from pipeline.search import method_class
+from pipeline.search.ground_truth import GroundTruth
+
+
+def outputs(cfg) -> Path:
+    return ROOT / cfg.paths.outputs
+
+
+def groundtruth_table(cfg, benchmark: str) -> Path:
+    return outputs(cfg) / "groundtruth" / f"{benchmark}.parquet"
+
+
+def trace_path(cfg, benchmark: str, metric: str, method: str, seed: int) -> Path:
+    return outputs(cfg) / "search" / benchmark / metric / method / f"seed={seed}.parquet"
+
+
+def live_path(cfg, benchmark: str, metric: str, method: str, seed: int, what: str) -> Path:
+    """`what` is 'trace' or 'ranked' (R, the ranked evaluated configurations)."""
+    return outputs(cfg) / "search_live" / benchmark / metric / method / f"seed={seed}.{what}.parquet"
+
+
+def summary_dir(cfg) -> Path:
+    return outputs(cfg) / "search_summary"
+
+
+def tune_dir(cfg) -> Path:
+    return outputs(cfg) / "tune"
+
+
+def figures_dir(cfg) -> Path:
+    return outputs(cfg) / "figures"
+
+
+def budget(cfg, space_size: int) -> int:
+    """B: `search.budget` if set, else `search.budget_factor` × |Θ| (the paper's 5 × |Θ|)."""
+    return int(cfg.search.budget) if cfg.search.get("budget") else int(cfg.search.budget_factor) * space_size
+
+
+def hyperparameters(cfg, method: str) -> dict[str, Any]:
+    """The `search.*` values of the hyperparameters `method` accepts (none for Random and Greedy)."""
+    return {k: cfg.search[k] for k in method_class(method).hyperparameters()}
+
+
+def metrics_of(cfg) -> list[str]:
+    return list(cfg.search.metrics) if cfg.search.get("metrics") else list(cfg.benchmark.fidelity)
+
+
+def benchmarks_with_traces(cfg) -> list[str]:
+    """`search.summary_benchmarks` if set, else every benchmark with traces and a ground-truth table."""
+    if cfg.search.get("summary_benchmarks"):
+        return list(cfg.search.summary_benchmarks)
+    root = outputs(cfg) / "search"
+    found = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    return [b for b in found if groundtruth_table(cfg, b).exists()]
+
+
+def load_traces(cfg, benchmark: str) -> dict[str, dict[str, list[tuple[int, pd.DataFrame]]]]:
+    """{metric: {method: [(seed, trace), …] sorted by seed}} of every trace of `benchmark`."""
+    out: dict[str, dict[str, list[tuple[int, pd.DataFrame]]]] = {}
+    for path in sorted((outputs(cfg) / "search" / benchmark).glob("*/*/seed=*.parquet")):
+        metric, method, seed = path.parent.parent.name, path.parent.name, int(path.stem.removeprefix("seed="))
+        out.setdefault(metric, {}).setdefault(method, []).append((seed, pd.read_parquet(path)))
+    for methods in out.values():
+        for runs in methods.values():
+            runs.sort(key=lambda item: item[0])
+    return out
+
+
+def ground_truth_digest(problem: GroundTruth) -> str:
+    """Identity of a benchmark–metric pair's objectives and P*, so results computed on an older table are redone."""
+    h = hashlib.sha256(problem.oracle.objectives.tobytes())
+    h.update(problem.pareto.tobytes())
+    return h.hexdigest()[:16]
+
+
+def written_by(path: Path, spec: dict[str, Any]) -> bool:
+    """Whether the table at `path` exists and was written for exactly `spec` (kept in its parquet attrs)."""
+    return path.exists() and pd.read_parquet(path, columns=[]).attrs.get("run") == spec

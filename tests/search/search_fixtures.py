@@ -1,0 +1,37 @@
+"""Synthetic ground-truth tables in the `groundtruth` stage's format, for the search tests."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from pipeline.pareto import pareto_mask
+from pipeline.space import Space
+
+NAMES4 = ("speckle_noise", "glass_blur", "brightness", "pixelate")
+
+
+def minmax(v: np.ndarray) -> np.ndarray:
+    return (v - v.min()) / (v.max() - v.min())
+
+
+def synthetic_table(space: Space, metrics: Sequence[str] = ("ssim", "kid"), seed: int = 0, noise: float = 0.03) -> pd.DataFrame:
+    """δ grows smoothly with the levels (unequal weights per dimension), ρ falls with them (a different
+    weighting per metric), plus noise: a broad, non-trivial front."""
+    rng = np.random.default_rng(seed)
+    g = space.grid().astype(float) / (space.levels - 1)
+    w = np.linspace(1.0, 0.4, space.n_dims)
+    delta = np.clip((g**2 @ w) / w.sum() + noise * rng.standard_normal(len(g)), 0, None)
+    df = pd.DataFrame(space.grid(), columns=list(space.names))
+    df["order"] = Space.order(space.grid())
+    df["accuracy"] = 0.9 - delta
+    df["delta"] = delta
+    df["delta_norm"] = minmax(delta)
+    for k, m in enumerate(metrics):
+        wm = np.roll(w, k + 1)
+        rho = 1 - (g @ wm / wm.sum()) ** (0.6 + 0.3 * k) + noise * rng.standard_normal(len(g))
+        df[f"rho_{m}"] = rho
+        df[f"rho_{m}_norm"] = minmax(rho)
+        df[f"pareto_{m}"] = pareto_mask(df[["delta_norm", f"rho_{m}_norm"]].to_numpy())
+    return df

@@ -1,0 +1,90 @@
+"""Oracles (table lookups, cached live calls) and the budget accounting of TestNav Algorithm 1."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from search_fixtures import NAMES4, synthetic_table
+
+from pipeline.search import Ledger, LiveOracle, TableOracle
+from pipeline.space import Space
+
+
+@pytest.fixture
+def space():
+    return Space(NAMES4[:2], 3)
+
+
+def test_table_oracle_looks_up_the_row_of_each_configuration(space):
+    table = synthetic_table(space).sample(frac=1.0, random_state=1)  # row order must not matter
+    oracle = TableOracle.from_table(table, space, delta="delta_norm", rho="rho_ssim_norm")
+    for row in table.itertuples(index=False):
+        theta = tuple(getattr(row, n) for n in space.names)
+        assert oracle(theta) == (row.delta_norm, row.rho_ssim_norm)
+    thetas = np.array([[2, 1], [0, 0], [2, 1]])
+    expected = [table.set_index(list(space.names)).loc[tuple(t), ["delta_norm", "rho_ssim_norm"]].to_numpy(float) for t in thetas]
+    np.testing.assert_array_equal(oracle.evaluate_batch(thetas), np.array(expected))
+
+
+def test_table_oracle_rejects_incomplete_tables(space):
+    table = synthetic_table(space)
+    with pytest.raises(ValueError, match="once"):
+        TableOracle.from_table(table.iloc[1:], space, "delta_norm", "rho_ssim_norm")
+    with pytest.raises(ValueError, match="once"):
+        TableOracle.from_table(pd.concat([table, table.iloc[:1]]), space, "delta_norm", "rho_ssim_norm")
+    with pytest.raises(ValueError, match="rho_lpips_norm"):
+        TableOracle.from_table(table, space, "delta_norm", "rho_lpips_norm")
+    with pytest.raises(ValueError, match="outside the space"):
+        TableOracle.from_table(table, space, "delta_norm", "rho_ssim_norm")((0, 3))
+
+
+def test_live_oracle_caches_and_counts_calls():
+    calls = []
+
+    def evaluate(theta):
+        calls.append(theta)
+        return sum(theta) / 4, 1 - max(theta) / 2
+
+    oracle = LiveOracle(evaluate)
+    out = oracle.evaluate_batch(np.array([[1, 2], [0, 0], [1, 2]]))
+    np.testing.assert_allclose(out, [[0.75, 0.0], [0.0, 1.0], [0.75, 0.0]])
+    assert oracle((0, 0)) == (0.0, 1.0)
+    assert calls == [(1, 2), (0, 0)] and oracle.calls == 2
+    assert all(isinstance(v, int) for v in calls[0])
+
+
+def test_live_oracle_from_benchmark_dict_and_bad_values():
+    oracle = LiveOracle.from_benchmark(lambda t: {"delta": 0.2, "rho_kid": -0.1, "psi": 0.7}, "kid")
+    assert oracle((1, 1)) == (0.2, -0.1)
+    with pytest.raises(ValueError, match="rho_ssim"):
+        LiveOracle.from_benchmark(lambda t: {"delta": 0.2}, "ssim")((0, 0))
+    with pytest.raises(ValueError, match="non-finite"):
+        LiveOracle(lambda t: (float("nan"), 0.0))((0, 1))
+
+
+def test_ledger_counts_every_proposal_and_only_new_configurations(space):
+    calls = []
+    oracle = LiveOracle(lambda t: (calls.append(t) or float(t[0]), float(t[1])))
+    ledger = Ledger(oracle, space, budget=7)
+    ledger.propose(np.array([[0, 1], [2, 2], [0, 1]]))  # the repeat inside one batch is a cache hit
+    ledger.propose(np.array([[2, 2]]))
+    values = ledger.propose(np.array([[1, 0], [0, 1], [2, 0], [1, 1], [1, 2]]))  # only 3 fit in B = 7
+    assert len(values) == 3 and ledger.exhausted and ledger.remaining == 0
+    assert len(ledger.propose(np.array([[0, 0]]))) == 0
+    trace = ledger.trace()
+    assert list(trace.columns) == ["b", *space.names, "is_new", "u", "delta", "rho"]
+    assert trace["b"].tolist() == list(range(1, 8))
+    assert trace["is_new"].tolist() == [True, True, False, False, True, False, True]
+    assert trace["u"].tolist() == [1, 2, 2, 2, 3, 3, 4]
+    assert (trace["u"] <= trace["b"]).all()
+    assert calls == [(0, 1), (2, 2), (1, 0), (2, 0)]  # the oracle saw each configuration once
+    np.testing.assert_array_equal(trace[list(space.names)].to_numpy()[-1], [2, 0])
+    np.testing.assert_array_equal(trace[["delta", "rho"]].to_numpy()[2], [0.0, 1.0])
+
+
+def test_ledger_rejects_bad_budget_and_clashing_names(space):
+    oracle = LiveOracle(lambda t: (0.0, 0.0))
+    with pytest.raises(ValueError, match="at least 1"):
+        Ledger(oracle, space, 0)
+    with pytest.raises(ValueError, match="clash"):
+        Ledger(oracle, Space(("u", "q"), 2), 3)

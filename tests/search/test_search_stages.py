@@ -1,0 +1,189 @@
+"""The search stage scripts end to end on a synthetic ground-truth table: search (table and live mode,
+resume), search_summary, plot_recall, tune; and the conf/search group's composition."""
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+
+import matplotlib.image as plt_image
+import pandas as pd
+import pytest
+from omegaconf import OmegaConf
+from search_fixtures import NAMES4, synthetic_table
+from synthetic import make_benchmark
+
+from pipeline.pareto import pareto_mask
+from pipeline.space import Space
+
+ROOT = importlib.import_module("_entry").ROOT
+
+
+def stage(name: str):
+    module = importlib.import_module(name)
+    assert module.__file__.endswith(f"scripts/{name}.py")
+    return module
+
+
+def config(tmp_path, names=NAMES4, levels=3, fidelity=("ssim", "kid")):
+    search = OmegaConf.load(ROOT / "conf" / "search" / "default.yaml")
+    search.seeds, search.mu, search.budget_factor = 2, 8, 2
+    search.methods = ["testnav", "greedy", "ga", "random", "delta_only", "rho_only"]
+    search.tune.update(eta_c=[1, 15], eta_m=[5], mu=[6], seeds=2)
+    return OmegaConf.create({
+        "benchmark": {"name": "syn", "perturbations": list(names), "levels": levels, "fidelity": list(fidelity)},
+        "paths": {"data": str(tmp_path / "data"), "outputs": str(tmp_path / "out")}, "workers": 1, "seed": 0, "search": search,
+    })
+
+
+@pytest.fixture
+def cfg(tmp_path):
+    cfg = config(tmp_path)
+    table = synthetic_table(Space(NAMES4, 3))
+    (tmp_path / "out" / "groundtruth").mkdir(parents=True)
+    table.to_parquet(tmp_path / "out" / "groundtruth" / "syn.parquet")
+    return cfg
+
+
+def test_search_writes_one_trace_per_run_and_resumes(cfg, tmp_path, capsys):
+    cfg.search.methods = ["testnav", "greedy", "random"]
+    stage("search").main(cfg)
+    traces = sorted((tmp_path / "out" / "search" / "syn").glob("*/*/seed=*.parquet"))
+    assert len(traces) == 2 * 3 * 2  # metrics x methods x seeds
+    t = pd.read_parquet(tmp_path / "out" / "search" / "syn" / "kid" / "testnav" / "seed=1.parquet")
+    assert len(t) == 2 * 81 and list(t.columns[:5]) == ["b", *NAMES4]
+    before = {p: p.stat().st_mtime_ns for p in traces}
+    traces[0].unlink()
+    stage("search").main(cfg)
+    assert "1 runs to do" in capsys.readouterr().out
+    assert all(p.stat().st_mtime_ns == before[p] for p in traces[1:]) and traces[0].exists()
+    cfg.search.mu = 6  # a changed hyperparameter redoes the runs it affects, and only those
+    stage("search").main(cfg)
+    assert "4 runs to do" in capsys.readouterr().out
+    assert pd.read_parquet(tmp_path / "out" / "search" / "syn" / "kid" / "testnav" / "seed=1.parquet").attrs["run"]["mu"] == 6
+
+
+def test_search_rejects_a_stale_table_and_bad_mode(cfg):
+    cfg.benchmark.levels = 4
+    with pytest.raises(ValueError, match="rerun groundtruth"):
+        stage("search").main(cfg)
+    cfg.search.mode = "replay"
+    with pytest.raises(ValueError, match="valid choices: table, live"):
+        stage("search").main(cfg)
+
+
+def test_summary_and_figures_from_traces(cfg, tmp_path):
+    stage("search").main(cfg)
+    stage("search_summary").main(cfg)
+    out = tmp_path / "out" / "search_summary"
+    runs = pd.read_csv(out / "runs.csv")
+    assert len(runs) == 24 and runs["auc"].between(0, 1).all()
+    t2 = pd.read_csv(out / "table2.csv", keep_default_na=False)
+    assert set(t2["method"]) == {"testnav", "greedy", "ga", "random"} and (t2["mark"] == "best").groupby(t2["metric"]).sum().min() >= 1
+    assert "**" in (out / "table2.md").read_text()
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert set(metrics["syn"]) == {"ssim", "kid"} and "auc_mean" in metrics["syn"]["ssim"]["testnav"]
+    stage("plot_recall").main(cfg)
+    for name in ("search_recall.png", "search_single_objective.png"):
+        height, width, _ = plt_image.imread(tmp_path / "out" / "figures" / name).shape
+        assert width > height  # two columns (ssim, kid) of two rows; one column would be taller than wide
+
+
+def test_live_mode_writes_trace_and_ranking(tmp_path, monkeypatch):
+    cfg = config(tmp_path, names=("noise", "shift"), levels=3, fidelity=("negmse",))
+    cfg.search.mode = "live"
+    cfg.search.live.update(methods=["testnav", "greedy"], budget=20)
+    bench = make_benchmark(levels=3)
+    calls = []
+
+    def evaluate(theta):
+        calls.append(theta)
+        return type(bench).evaluate(bench, theta)
+
+    monkeypatch.setattr(bench, "evaluate", evaluate)
+    search = stage("search")
+    monkeypatch.setattr(search, "build_benchmark", lambda spec, data_dir: bench)
+    search.main(cfg)
+    assert len(calls) == len(set(calls)) <= 9  # every configuration evaluated at most once across both methods
+    base = tmp_path / "out" / "search_live" / "syn" / "negmse"
+    trace = pd.read_parquet(base / "testnav" / "seed=0.trace.parquet")
+    ranked = pd.read_parquet(base / "testnav" / "seed=0.ranked.parquet")
+    assert len(trace) == 20 and len(ranked) == trace["is_new"].sum()
+    front = ranked[["delta", "rho"]].to_numpy()
+    assert set(ranked.index[ranked["rank"] == 0]) == set(ranked.index[pareto_mask(front)])
+    assert (base / "greedy" / "seed=0.ranked.parquet").exists()
+
+
+def test_tune_selects_a_setting_and_reuses_cells(cfg, tmp_path, capsys):
+    tune = stage("tune")
+    tune.main(cfg)
+    out = tmp_path / "out" / "tune"
+    choice = json.loads((out / "choice.json").read_text())
+    assert choice["eta_c"] in (1, 15) and choice["mu"] == 6 and choice["pairs"] == 2 and choice["pairs_tuned"] == ["syn/ssim", "syn/kid"]
+    grid = pd.read_csv(out / "grid.csv")
+    assert len(grid) == 2 and grid["selected"].sum() == 1
+    assert len(pd.read_parquet(out / "grid.parquet")) == 2 * 2 * 2  # settings x pairs x seeds
+    cells = sorted((out / "cells").glob("*.parquet"))
+    assert [c.name for c in cells] == ["eta_c=15_eta_m=5_mu=6.parquet", "eta_c=1_eta_m=5_mu=6.parquet"]
+    stamp = cells[0].stat().st_mtime_ns
+    tune.main(cfg)
+    assert "2 of 2 grid cells done; 0 runs to do" in capsys.readouterr().out and cells[0].stat().st_mtime_ns == stamp
+    cfg.search.tune.seeds = 1
+    tune.main(cfg)
+    assert "0 of 2 grid cells done; 4 runs to do" in capsys.readouterr().out
+
+
+def compose(overrides):
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        extra = [] if "search" in hydra_compose(config_name="config") else ["+search=default"]  # until config.yaml lists the group
+        return hydra_compose(config_name="config", overrides=[*extra, *overrides])
+
+
+def test_conf_search_group_composes_under_search():
+    cfg = compose(["search.eta_c=15", "search.tune.seeds=3"])
+    assert cfg.search.eta_c == 15 and cfg.search.eta_m == 5 and cfg.search.mu == 110 and cfg.search.budget_factor == 5
+    assert cfg.search.tune.seeds == 3 and list(cfg.search.tune.mu) == [20, 50, 80, 110]
+
+
+@pytest.mark.slow
+def test_tune_as_a_hydra_multirun_sweep(tmp_path):
+    """Each sweep job writes its own grid cell; a plain run afterwards merges them and selects."""
+    space = Space(("brightness", "pixelate"), 3)
+    (tmp_path / "groundtruth").mkdir()
+    synthetic_table(space).to_parquet(tmp_path / "groundtruth" / "tiny.parquet")
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        extra = [] if "search" in hydra_compose(config_name="config") else ["+search=default"]
+    common = ["benchmark=tiny", *extra, f"paths.outputs={tmp_path}", "workers=1", "search.budget_factor=2", "search.tune.seeds=2",
+              "search.tune.eta_c=[1,15]", "search.tune.eta_m=[5]", "search.tune.mu=[4]"]
+    sweep = [sys.executable, "scripts/tune.py", "-m", "hydra/launcher=joblib", f"hydra.sweep.dir={tmp_path}/sweep",
+             "search.eta_c=1,15", "search.eta_m=5", "search.mu=4", *common]
+    subprocess.run(sweep, cwd=ROOT, check=True, capture_output=True)
+    assert len(list((tmp_path / "tune" / "cells").glob("*.parquet"))) == 2
+    done = subprocess.run([sys.executable, "scripts/tune.py", f"hydra.run.dir={tmp_path}/run", *common], cwd=ROOT, check=True,
+                          capture_output=True, text=True)
+    assert "2 of 2 grid cells done" in done.stdout
+    assert json.loads((tmp_path / "tune" / "choice.json").read_text())["mu"] == 4
+
+
+def test_search_reads_the_groundtruth_stage_table_format():
+    """The table written by pipeline.groundtruth (raw evaluation -> finalize) is what search consumes."""
+    from pipeline.groundtruth import finalize, raw_table
+    from pipeline.search import run_metrics, run_search
+    from pipeline.search.ground_truth import GroundTruth, table_metrics, table_space
+
+    bench = make_benchmark(levels=3)
+    raw = raw_table(bench.space, {theta: values for theta, values in bench.evaluate_many([tuple(t) for t in bench.space.grid().tolist()])})
+    table = finalize(raw, ["negmse", "negmax"])
+    assert table_space(table) == bench.space and table_metrics(table) == ["negmse", "negmax"]
+    p = GroundTruth.from_table(table, "synthetic", "negmax")
+    trace = run_search("random", p.oracle, p.space, 9, seed=0)
+    assert run_metrics(trace, p.pareto, p.space)["final_recall"] == 1.0
+    np_delta = table.set_index(list(bench.space.names)).loc[(2, 1), ["delta_norm", "rho_negmax_norm"]].to_numpy(dtype=float)
+    assert p.oracle((2, 1)) == tuple(np_delta)
