@@ -27,6 +27,8 @@ test-slow: env
 
 figures: env  ## re-render every figure from the tables only
 	python scripts/plot_groundtruth.py
+	python scripts/plot_recall.py
+	python scripts/plot_paired.py
 
 benchmarks: env  ## speed ratios measured in one run each
 	for b in benchmarks/bench_*.py; do echo "== $$b"; python $$b || exit 1; done

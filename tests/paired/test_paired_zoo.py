@@ -1,0 +1,51 @@
+"""The classifier zoo of the records stage: every kind fits and returns class probabilities."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.models.zoo import KINDS, build_model, check_zoo, grey_features
+
+
+@pytest.fixture(scope="module")
+def toy():
+    rng = np.random.default_rng(0)
+    labels = np.repeat(np.arange(3), 20)
+    images = np.zeros((60, 32, 32, 3), dtype=np.uint8)
+    for i, y in enumerate(labels):                                       # class y lights up band y of the image
+        images[i, :, 8 * y: 8 * y + 8] = 200
+    images = np.clip(images + rng.integers(0, 40, images.shape), 0, 255).astype(np.uint8)
+    return images, labels
+
+
+@pytest.mark.parametrize("spec", [
+    {"kind": "cnn", "width": 4, "epochs": 3, "seed": 0}, {"kind": "mlp", "hidden": 8, "seed": 0},
+    {"kind": "logreg"}, {"kind": "forest", "n_estimators": 10}, {"kind": "knn", "n_neighbors": 3},
+])
+def test_every_kind_predicts_probabilities(toy, spec):
+    images, labels = toy
+    model = build_model({"name": "m", "family": "f", **spec}).fit(images, labels)
+    proba = model.predict_proba(images)
+    assert proba.shape == (60, 3) and np.allclose(proba.sum(axis=1), 1.0) and (proba >= 0).all()
+    assert (proba.argmax(axis=1) == labels).mean() > 0.9                 # the toy task is easy
+
+
+def test_zoo_specs_are_checked():
+    assert set(KINDS) == {"cnn", "mlp", "logreg", "forest", "knn"}
+    with pytest.raises(ValueError, match="valid kinds"):
+        build_model({"name": "m", "family": "f", "kind": "svm"})
+    with pytest.raises(ValueError, match="lacks 'family'"):
+        build_model({"name": "m", "kind": "knn"})
+    with pytest.raises(ValueError, match="bad options"):
+        build_model({"name": "m", "family": "f", "kind": "knn", "depth": 3})
+    with pytest.raises(ValueError, match="repeated"):
+        check_zoo([{"name": "a"}, {"name": "a"}])
+
+
+def test_grey_features():
+    images = np.zeros((2, 32, 32, 3), dtype=np.uint8)
+    images[1, :4, :4] = 255
+    feats = grey_features(images)
+    assert feats.shape == (2, 64) and feats[0].max() == 0 and feats[1, 0] == 1.0 and feats[1, 1:].max() == 0
+    with pytest.raises(ValueError, match="multiple"):
+        grey_features(np.zeros((1, 30, 30, 3), dtype=np.uint8))
