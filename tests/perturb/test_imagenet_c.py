@@ -15,8 +15,15 @@ from pipeline.perturb.imagenet_c import corrupt, corruption_names, global_rng
 
 ALL = corruption_names("all")
 # corruptions that draw random numbers; the others are deterministic functions of the image
+# (the library's own list, which lets `corrupt` skip seeding for deterministic ones, is checked against this)
 STOCHASTIC = {"gaussian_noise", "shot_noise", "impulse_noise", "speckle_noise", "glass_blur", "motion_blur",
               "snow", "frost", "fog", "spatter", "elastic_transform"}
+
+
+def test_library_stochastic_list_matches():
+    from pipeline.perturb import imagenet_c
+
+    assert imagenet_c.STOCHASTIC == STOCHASTIC
 
 
 def _image(height: int, width: int, seed: int = 0) -> np.ndarray:
