@@ -29,6 +29,7 @@ figures: env  ## re-render every figure from the tables only
 	python scripts/plot_groundtruth.py
 	python scripts/plot_recall.py
 	python scripts/plot_paired.py
+	for a in geometric weights severity; do python scripts/plot_fuzz.py --params fuzz.adapter=$$a || exit 1; done
 
 benchmarks: env  ## speed ratios measured in one run each
 	for b in benchmarks/bench_*.py; do echo "== $$b"; python $$b || exit 1; done

@@ -1,7 +1,8 @@
 """How every stage script gets its configuration.
 
 Run with no arguments (as `dvc repro` does), a stage reads `params.yaml`, the committed composition of
-`conf/` that DVC tracks (and rewrites on `dvc exp run -S ...`). Run with arguments, it is a Hydra app over
+`conf/` that DVC tracks (and rewrites on `dvc exp run -S ...`); `--params key=value …` reads params.yaml
+and sets those keys (how one script serves several DVC stages). Run with arguments, it is a Hydra app over
 `conf/`: `python scripts/groundtruth.py benchmark=digits shard=0 num_shards=4`, or `-m` for a multirun
 sweep with any launcher (`hydra/launcher=joblib`, `hydra/launcher=submitit_slurm`).
 A ValueError (bad input) is reported as one line naming the bad value, with exit status 2.
@@ -22,8 +23,10 @@ PARAMS = ROOT / "params.yaml"
 def run_stage(task: Callable[[DictConfig], Any]) -> None:
     """Call `task(cfg)` with params.yaml (no CLI arguments) or with Hydra's composition of conf/."""
     try:
-        if len(sys.argv) == 1:
-            task(OmegaConf.load(PARAMS))
+        if len(sys.argv) == 1 or sys.argv[1] == "--params":
+            cfg = OmegaConf.load(PARAMS)
+            cfg.merge_with_dotlist(sys.argv[2:])
+            task(cfg)
             return
         import hydra
 

@@ -1,0 +1,84 @@
+"""Stage `fuzz`: the structural fuzzing campaign (chapter 9) of one adapter, written to
+outputs/fuzz/<adapter>/report.json (the full report), summary.txt (its text) and metrics.json.
+
+    python scripts/fuzz.py fuzz.adapter=geometric     # or weights | severity (the digits CNN of `prepare`)
+    python scripts/fuzz.py fuzz.adapter=severity fuzz.adapters.severity.adversarial_tolerance=0.2
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+from _entry import ROOT, plain, run_stage
+
+from pipeline.fuzz.adapters import ADAPTERS, Adapter, check_adapter_name, run_adapter_campaign, split_settings, stratified_subset
+from pipeline.io import write_json, write_text
+
+ADAPTER_KEYS = {
+    "geometric": ("split_seed", "test_fraction"),
+    "weights": ("data_dir", "split", "n_per_class"),
+    "severity": ("data_dir", "split", "n_per_class", "families", "perturbation_seed", "operating_severity"),
+}
+
+
+def _digits_assets(cfg, opts: dict):
+    from pipeline.models.cnn import load_cnn
+
+    folder = ROOT / cfg.paths.data / opts["data_dir"]
+    model_path, splits_path = folder / "model.pt", folder / "splits.npz"
+    if not model_path.exists() or not splits_path.exists():
+        raise ValueError(f"the {opts['data_dir']} model or splits are missing under {folder}; run the prepare stage first")
+    with np.load(splits_path) as z:
+        if f"{opts['split']}_x" not in z:
+            raise ValueError(f"unknown split {opts['split']!r}; valid choices: train, dev, test")
+        x, y = z[f"{opts['split']}_x"], z[f"{opts['split']}_y"]
+    keep = stratified_subset(y, opts.get("n_per_class"))
+    return load_cnn(model_path), x[keep], y[keep]
+
+
+def build_adapter(cfg, name: str, opts: dict) -> Adapter:
+    if name == "geometric":
+        from pipeline.fuzz.adapters.geometric import geometric_adapter
+
+        return geometric_adapter(seed=int(opts["split_seed"]), test_fraction=float(opts["test_fraction"]))
+    model, x, y = _digits_assets(cfg, opts)
+    if name == "weights":
+        from pipeline.fuzz.adapters.weights import weights_adapter
+
+        return weights_adapter(model, x, y)
+    from pipeline.fuzz.adapters.severity import severity_adapter
+
+    return severity_adapter(model, x, y, families=opts["families"], seed=int(opts["perturbation_seed"]),
+                            operating_severity=float(opts["operating_severity"]))
+
+
+def out_dir(cfg, name: str) -> Path:
+    return ROOT / cfg.paths.outputs / "fuzz" / name
+
+
+def main(cfg) -> None:
+    if "fuzz" not in cfg:
+        raise ValueError("the configuration has no `fuzz` section; add `- fuzz: default` to conf/config.yaml's defaults")
+    name = check_adapter_name(str(cfg.fuzz.adapter))
+    settings = plain(cfg.fuzz.adapters[name]) if name in cfg.fuzz.adapters else {}
+    campaign, opts = split_settings(settings, ADAPTER_KEYS[name])
+    start = time.perf_counter()
+    adapter = build_adapter(cfg, name, opts)
+    report = run_adapter_campaign(adapter, campaign, np.random.default_rng(int(cfg.fuzz.seed)), bool(cfg.fuzz.progress))
+    seconds = time.perf_counter() - start
+    out = out_dir(cfg, name)
+    write_text(report.to_json() + "\n", out / "report.json")
+    write_text(report.summary(), out / "summary.txt")
+    m = report.mri_result
+    metrics = {"adapter": name, "base_error": m.base_mae, "mri": m.mri, "mean_omega": m.mean_omega, "p95_omega": m.p95_omega,
+               "cvar_omega": m.cvar_omega, "worst_case_error": m.worst_case_mae, "n_thresholds": len(report.adversarial_results),
+               "n_evaluations": report.n_evaluations, "seconds": round(seconds, 1)}
+    write_json(metrics, out / "metrics.json")
+    print(report.summary())
+    print(f"{name}: {report.n_evaluations} evaluations in {seconds:.1f} s -> {out}")
+
+
+if __name__ == "__main__":
+    assert set(ADAPTER_KEYS) == set(ADAPTERS)
+    run_stage(main)

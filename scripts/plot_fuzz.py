@@ -1,0 +1,29 @@
+"""Figures of the `fuzz` stage, from outputs/fuzz/<adapter>/report.json only, into
+outputs/figures/fuzz/<adapter>/: omega.png, sensitivity.png, frontier.png (when the campaign computed
+the frontier's MRIs) and thresholds.md.
+
+    python scripts/plot_fuzz.py fuzz.adapter=geometric
+"""
+from __future__ import annotations
+
+from _entry import ROOT, run_stage
+
+from pipeline.figures.fuzz import render_fuzz_figures
+from pipeline.fuzz.adapters import check_adapter_name
+from pipeline.fuzz.report import StructuralFuzzReport
+
+
+def main(cfg) -> None:
+    if "fuzz" not in cfg:
+        raise ValueError("the configuration has no `fuzz` section; add `- fuzz: default` to conf/config.yaml's defaults")
+    name = check_adapter_name(str(cfg.fuzz.adapter))
+    source = ROOT / cfg.paths.outputs / "fuzz" / name / "report.json"
+    if not source.exists():
+        raise ValueError(f"no fuzz report at {source}; run `python scripts/fuzz.py fuzz.adapter={name}` first")
+    report = StructuralFuzzReport.from_json(source.read_text())
+    for path in render_fuzz_figures(report, ROOT / cfg.paths.outputs / "figures" / "fuzz" / name):
+        print(path)
+
+
+if __name__ == "__main__":
+    run_stage(main)
