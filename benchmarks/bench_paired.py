@@ -101,7 +101,7 @@ def reference_analytic(df: pd.DataFrame, tau: float) -> dict:
 
 def reference_policies(df: pd.DataFrame, tau0: float, taus: np.ndarray) -> dict:
     """Per-class enumeration of every bijection: lower, upper, mean of J_j and D+_jl at each level."""
-    n_total, n_pol = len(df), len(taus)
+    n_total = len(df)
     out = {lv: {"lower": 0.0, "upper": 0.0, "mean": 0.0, "d_plus": 0.0} for lv in ("I0", "Ik", "I5")}
     for _, g in df.groupby("y"):
         y = g.y.to_numpy(); cp = g.clean_pred.to_numpy(); pp = g.pert_pred.to_numpy()

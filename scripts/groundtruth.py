@@ -10,7 +10,7 @@ import functools
 import json
 
 import numpy as np
-from _entry import ROOT, plain, run_stage
+from _entry import plain, run_stage
 from groundtruth_paths import data_dir, log_dir, shard_path, table_path
 
 from pipeline.builders import build_benchmark, build_space

@@ -5,31 +5,24 @@ and budget (bottom), one column per benchmark–metric pair.
 """
 from __future__ import annotations
 
-import pandas as pd
 from _entry import run_stage
-from search_paths import benchmarks_with_traces, figures_dir, groundtruth_table, load_traces
+from search_paths import figures_dir, problems_with_traces
 
 from pipeline.figures.recall import plot_recall, recall_panel
 from pipeline.io import atomic_path
 from pipeline.search import METHODS
-from pipeline.search.ground_truth import GroundTruth, table_metrics
 
 FIGURES = {"search_recall.png": "table2_methods", "search_single_objective.png": "fig3_methods"}
 
 
 def main(cfg) -> None:
     panels = {key: [] for key in FIGURES.values()}
-    for name in benchmarks_with_traces(cfg):
-        table = pd.read_parquet(groundtruth_table(cfg, name))
-        traces = load_traces(cfg, name)
-        for metric in [m for m in table_metrics(table) if m in traces]:  # columns in the table's metric order
-            methods = traces[metric]
-            problem = GroundTruth.from_table(table, name, metric)
-            for key in FIGURES.values():
-                chosen = [m for m in cfg.search[key] if m in methods]
-                if chosen:
-                    runs = {m: [t for _, t in methods[m]] for m in chosen}
-                    panels[key].append((chosen, recall_panel(f"{name} · {metric}", runs, problem.pareto, problem.space)))
+    for name, metric, problem, methods in problems_with_traces(cfg):
+        for key in FIGURES.values():
+            chosen = [m for m in cfg.search[key] if m in methods]
+            if chosen:
+                runs = {m: [t for _, t in methods[m]] for m in chosen}
+                panels[key].append((chosen, recall_panel(f"{name} · {metric}", runs, problem.pareto, problem.space)))
     labels = {m: cls.label for m, cls in METHODS.items()}
     for filename, key in FIGURES.items():
         if not panels[key]:

@@ -1,7 +1,6 @@
 """Stage `prepare`: clean inputs, labels, splits and the embedded models of the configured benchmark."""
 from __future__ import annotations
 
-from pathlib import Path
 
 from _entry import ROOT, plain, run_stage
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pandas as pd
 from _entry import ROOT
 
 from pipeline.search import method_class
-from pipeline.search.ground_truth import GroundTruth
+from pipeline.search.ground_truth import GroundTruth, table_metrics
 
 
 def outputs(cfg) -> Path:
@@ -87,3 +87,13 @@ def ground_truth_digest(problem: GroundTruth) -> str:
 def written_by(path: Path, spec: dict[str, Any]) -> bool:
     """Whether the table at `path` exists and was written for exactly `spec` (kept in its parquet attrs)."""
     return path.exists() and pd.read_parquet(path, columns=[]).attrs.get("run") == spec
+
+
+def problems_with_traces(cfg) -> Iterator[tuple[str, str, GroundTruth, dict[str, list[tuple[int, pd.DataFrame]]]]]:
+    """(benchmark, metric, ground truth, traces by method) for every benchmark-metric pair with traces,
+    metrics in the table's column order."""
+    for name in benchmarks_with_traces(cfg):
+        table = pd.read_parquet(groundtruth_table(cfg, name))
+        traces = load_traces(cfg, name)
+        for metric in [m for m in table_metrics(table) if m in traces]:
+            yield name, metric, GroundTruth.from_table(table, name, metric), traces[metric]

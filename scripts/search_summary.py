@@ -9,26 +9,20 @@ from __future__ import annotations
 
 import pandas as pd
 from _entry import run_stage
-from search_paths import benchmarks_with_traces, groundtruth_table, load_traces, summary_dir
+from search_paths import problems_with_traces, summary_dir
 
 from pipeline.io import write_json, write_text
 from pipeline.search import METHODS, run_metrics
-from pipeline.search.ground_truth import GroundTruth, table_metrics
 from pipeline.search.summary import metrics_tree, summarise_runs, table2, table2_markdown
 
 
 def main(cfg) -> None:
     rows = []
-    for name in benchmarks_with_traces(cfg):
-        table = pd.read_parquet(groundtruth_table(cfg, name))
-        traces = load_traces(cfg, name)
-        for metric in [m for m in table_metrics(table) if m in traces]:  # columns in the table's metric order
-            methods = traces[metric]
-            problem = GroundTruth.from_table(table, name, metric)
-            for method, runs in methods.items():
-                for seed, trace in runs:
-                    rows.append({"benchmark": name, "metric": metric, "method": method, "seed": seed,
-                                 **run_metrics(trace, problem.pareto, problem.space)})
+    for name, metric, problem, methods in problems_with_traces(cfg):
+        for method, runs in methods.items():
+            for seed, trace in runs:
+                rows.append({"benchmark": name, "metric": metric, "method": method, "seed": seed,
+                             **run_metrics(trace, problem.pareto, problem.space)})
     if not rows:
         raise ValueError(f"no search traces found under {summary_dir(cfg).parent / 'search'}; run scripts/search.py first")
     runs = pd.DataFrame(rows)

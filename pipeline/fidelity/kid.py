@@ -6,6 +6,8 @@ the embedded default uses a separately trained digits CNN; real images use Incep
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import torch
 from torch import nn
@@ -27,8 +29,10 @@ class KIDFidelity:
         self.subset_size = min(int(subset_size), len(clean))
         self.seed, self.batch_size = seed, batch_size
         subsets = 1 if self.subset_size == len(clean) else int(subsets)
-        self.metric = KernelInceptionDistance(feature=feature.eval(), subsets=subsets, subset_size=self.subset_size,
-                                              reset_real_features=False)
+        with warnings.catch_warnings():  # its warning that features are kept in memory is what we want here
+            warnings.filterwarnings("ignore", message=".*will save all extracted features", category=UserWarning)
+            self.metric = KernelInceptionDistance(feature=feature.eval(), subsets=subsets, subset_size=self.subset_size,
+                                                  reset_real_features=False)
         self._update(clean, real=True)
 
     @torch.no_grad()
