@@ -43,7 +43,7 @@ def main(n_tasks: int = 2) -> None:
           f"({naive / applications:.2f}x fewer), naive active-only {naive_active} ({naive_active / applications:.2f}x fewer)")
 
     rng = np.random.default_rng(0)
-    sample = [tasks[i] for i in rng.choice(len(tasks), n_tasks, replace=False)]
+    sample = sorted(tasks[i] for i in rng.choice(len(tasks), n_tasks, replace=False))
     thetas = [t for p in sample for t in configs_of(space, p)]
     t0 = time.perf_counter()
     reuse = list(bench.evaluate_many(thetas))
@@ -51,7 +51,8 @@ def main(n_tasks: int = 2) -> None:
     t0 = time.perf_counter()
     direct = [bench.evaluate(t) for t in thetas]
     t_direct = time.perf_counter() - t0
-    assert all(a[1]["rho_ssim"] == b["rho_ssim"] for a, b in zip(reuse, direct))
+    assert [t for t, _ in reuse] == thetas  # evaluate_many goes in lexicographic order, as `sample` is sorted
+    assert all(a[1]["rho_ssim"] == b["rho_ssim"] and a[1]["delta"] == b["delta"] for a, b in zip(reuse, direct))
     parts = {k: np.mean([r[k] for _, r in reuse]) for k in ("seconds_perturb", "seconds_infer", "seconds_fidelity")}
     per_config = t_reuse / len(thetas)
     print(f"{len(thetas)} configurations of tasks {sample}: {per_config:.3f} s/config with reuse, "
