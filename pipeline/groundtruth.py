@@ -73,14 +73,14 @@ def _init_worker(factory: BenchmarkFactory, threads: int) -> None:
     _WORKER_BENCHMARK = factory()
 
 
-def _run_task(prefix: tuple[int, ...], todo: list[tuple[int, ...]], log_dir: str) -> tuple[int, int]:
-    """Evaluate `todo` (configurations of one prefix) and append each to the task log as it finishes.
+def _run_task(prefix: tuple[int, ...], pending: list[tuple[int, ...]], log_dir: str) -> tuple[int, int]:
+    """Evaluate `pending` (configurations of one prefix) and append each to the task log as it finishes.
     Returns (configurations evaluated, active transform applications per input)."""
     bench = _WORKER_BENCHMARK
     assert bench is not None, "worker not initialised"
     n = 0
     with open(Path(log_dir) / _log_name(prefix), "a") as log:
-        for theta, values in bench.evaluate_many(todo):
+        for theta, values in bench.evaluate_many(pending):
             log.write(json.dumps({"theta": list(theta), "values": values}) + "\n")
             log.flush()
             os.fsync(log.fileno())
@@ -100,7 +100,7 @@ def evaluate_shard(
     done = read_logs(log_dir)
     tasks = tasks_for_shard(space, shard, num_shards)
     plan = [(p, [t for t in configs_of(space, p) if t not in done]) for p in tasks]
-    plan = [(p, todo) for p, todo in plan if todo]
+    plan = [(p, pending) for p, pending in plan if pending]
     n_total = sum(len(configs_of(space, p)) for p in tasks)
     stats = {"configurations": n_total, "resumed": n_total - sum(len(t) for _, t in plan), "evaluated": 0, "applications": 0}
     t0 = time.perf_counter()
@@ -108,15 +108,15 @@ def evaluate_shard(
     bar = tqdm(total=n_total, initial=stats["resumed"], desc=f"ground truth shard {shard}/{num_shards}", disable=not progress)
     if workers == 1:
         _init_worker(factory, threads=1)
-        for p, todo in plan:
-            n, apps = _run_task(p, todo, str(log_dir))
+        for p, pending in plan:
+            n, apps = _run_task(p, pending, str(log_dir))
             stats["evaluated"] += n
             stats["applications"] += apps
             bar.update(n)
     else:
         ctx = get_context("spawn")
         with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(factory, 1)) as pool:
-            futures = [pool.submit(_run_task, p, todo, str(log_dir)) for p, todo in plan]
+            futures = [pool.submit(_run_task, p, pending, str(log_dir)) for p, pending in plan]
             for fut in as_completed(futures):
                 n, apps = fut.result()
                 stats["evaluated"] += n

@@ -63,9 +63,9 @@ def main(cfg) -> None:
         settings = [{k: cfg.search[k] for k in HYPERPARAMETERS}]
     else:
         settings = grid(list(tune.eta_c), list(tune.eta_m), list(tune.mu))
-    todo = [s for s in settings if not written_by(cell_path(cfg, s), cell_spec(cfg, s, problems, seeds))]
-    print(f"{len(settings) - len(todo)} of {len(settings)} grid cells done; {len(todo) * len(problems) * len(seeds)} runs to do")
-    for setting, cell in grid_cells(problems, todo, seeds, int(cfg.search.budget_factor), int(cfg.workers)):
+    pending = [s for s in settings if not written_by(cell_path(cfg, s), cell_spec(cfg, s, problems, seeds))]
+    print(f"{len(settings) - len(pending)} of {len(settings)} grid cells done; {len(pending) * len(problems) * len(seeds)} runs to do")
+    for setting, cell in grid_cells(problems, pending, seeds, int(cfg.search.budget_factor), int(cfg.workers)):
         cell.attrs["run"] = cell_spec(cfg, setting, problems, seeds)
         write_parquet(cell, cell_path(cfg, setting))
     if in_multirun():

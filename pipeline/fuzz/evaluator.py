@@ -87,17 +87,17 @@ class Evaluator:
         matrix = np.atleast_2d(np.asarray(params_matrix, dtype=float))
         m = len(matrix)
         results: list[tuple[float, dict[str, float]] | None] = [None] * m
-        todo = list(range(m))
+        pending = list(range(m))
         if self._memo is not None:
-            todo = [i for i in todo if matrix[i].tobytes() not in self._memo]
-            for i in set(range(m)) - set(todo):
+            pending = [i for i in pending if matrix[i].tobytes() not in self._memo]
+            for i in set(range(m)) - set(pending):
                 results[i] = self._memo[matrix[i].tobytes()]
-            todo = _first_occurrences(matrix, todo)
-        bar = tqdm(total=len(todo), desc=desc, disable=not self.progress or len(todo) < 2, leave=False)
+            pending = _first_occurrences(matrix, pending)
+        bar = tqdm(total=len(pending), desc=desc, disable=not self.progress or len(pending) < 2, leave=False)
         try:
             if self.batched:
-                for start in range(0, len(todo), self.batch_size):
-                    rows = todo[start : start + self.batch_size]
+                for start in range(0, len(pending), self.batch_size):
+                    rows = pending[start : start + self.batch_size]
                     errors, per_target = self.evaluate_batch_fn(matrix[rows])
                     errors = np.asarray(errors, dtype=float)
                     if errors.shape != (len(rows),):
@@ -106,15 +106,15 @@ class Evaluator:
                         results[i] = (float(errors[k]), {t: float(np.asarray(v)[k]) for t, v in per_target.items()})
                     bar.update(len(rows))
             else:
-                for i in todo:
+                for i in pending:
                     error, per_target = self.evaluate_fn(matrix[i].copy())
                     results[i] = (float(error), {t: float(v) for t, v in per_target.items()})
                     bar.update(1)
         finally:
             bar.close()
-        self.n_evaluations += len(todo)
+        self.n_evaluations += len(pending)
         if self._memo is not None:
-            for i in todo:
+            for i in pending:
                 self._memo[matrix[i].tobytes()] = results[i]
             for i in range(m):  # duplicates of a row evaluated in this call
                 if results[i] is None:

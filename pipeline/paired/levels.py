@@ -99,8 +99,8 @@ def band(ctx: CellContext, wrong_mask: np.ndarray, correct_mask: np.ndarray, lev
     if level == "I5":
         # Only classes with both a correct→wrong and a wrong–wrong block, and a mixed band, can differ from Ik.
         mixed = (b_wrong > 0) & (b_wrong < c.n - c.b)
-        todo = np.flatnonzero((c.h > 0) & (c.s + c.w > 0) & mixed.any(axis=0))
-        for y, (cw_labels, pw_index) in _wrong_records(ctx, todo):
+        pending = np.flatnonzero((c.h > 0) & (c.s + c.w > 0) & mixed.any(axis=0))
+        for y, (cw_labels, pw_index) in _wrong_records(ctx, pending):
             pw_labels = cell.pert_pred[pw_index]
             for i in np.flatnonzero(mixed[:, y]):
                 lo, hi = mark_range(cw_labels, pw_labels, wrong_mask[i, pw_index], c.s[y], c.w[y])
@@ -169,7 +169,7 @@ def partner_probability(ctx: CellContext, level: str) -> np.ndarray:
         p_hw = np.where(c.n > c.b, c.h / (c.n - c.b), 0.0)
     block = np.where(cell.pert_correct, p_cc[cls], p_hw[cls])
     if level == "I5":
-        todo = np.flatnonzero((c.h > 0) & (c.s + c.w > 0) & (ctx.u > 0))
-        for y, (cw_labels, pw_index) in _wrong_records(ctx, todo):
+        pending = np.flatnonzero((c.h > 0) & (c.s + c.w > 0) & (ctx.u > 0))
+        for y, (cw_labels, pw_index) in _wrong_records(ctx, pending):
             block[pw_index] = hblock_probabilities(cw_labels, cell.pert_pred[pw_index], c.s[y], c.w[y])
     return in_a[cls] * block
