@@ -81,11 +81,12 @@ class Benchmark:
         out["seconds_perturb"] = time.perf_counter() - t0 - out["seconds_infer"] - out["seconds_fidelity"]
         return out
 
-    def evaluate_many(self, thetas: Sequence[Sequence[int]]) -> Iterator[tuple[tuple[int, ...], dict[str, float]]]:
-        """Evaluate configurations in lexicographic order, reusing perturbed prefixes (PrefixCache).
-        Values are identical to `evaluate` one by one; `self.last_cache` exposes the application count."""
-        cache = PrefixCache(self.perturbations, self.clean, self.seed)
-        self.last_cache = cache
+    def evaluate_many(self, thetas: Sequence[Sequence[int]], cache: PrefixCache | None = None
+                      ) -> Iterator[tuple[tuple[int, ...], dict[str, float]]]:
+        """Evaluate configurations in lexicographic order, reusing perturbed prefixes through `cache`
+        (a new PrefixCache by default; pass one to read its application count). Values are identical to
+        `evaluate` one by one."""
+        cache = cache or PrefixCache(self.perturbations, self.clean, self.seed)
         for theta in sorted(self.space.validate(t) for t in thetas):
             t0 = time.perf_counter()
             perturbed = cache.get(theta)

@@ -23,6 +23,7 @@ from tqdm import tqdm
 
 from pipeline.benchmark import Benchmark
 from pipeline.pareto import pareto_mask
+from pipeline.perturb.compose import PrefixCache
 from pipeline.space import Space
 
 BenchmarkFactory = Callable[[], Benchmark]
@@ -78,14 +79,15 @@ def _run_task(prefix: tuple[int, ...], pending: list[tuple[int, ...]], log_dir: 
     Returns (configurations evaluated, active transform applications per input)."""
     bench = _WORKER_BENCHMARK
     assert bench is not None, "worker not initialised"
+    cache = PrefixCache(bench.perturbations, bench.clean, bench.seed)
     n = 0
     with open(Path(log_dir) / _log_name(prefix), "a") as log:
-        for theta, values in bench.evaluate_many(pending):
+        for theta, values in bench.evaluate_many(pending, cache):
             log.write(json.dumps({"theta": list(theta), "values": values}) + "\n")
             log.flush()
             os.fsync(log.fileno())
             n += 1
-    return n, bench.last_cache.applications
+    return n, cache.applications
 
 
 def evaluate_shard(
