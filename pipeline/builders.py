@@ -72,7 +72,19 @@ def _features(spec: Spec, data_dir: Path) -> torch.nn.Module:
     raise ValueError(f"unknown feature extractor {spec['kind']!r}; valid choices: digits_cnn, inception")
 
 
-FIDELITY = ("ssim", "kid")
+def _ssim(clean: Any, spec: Spec, data_dir: Path) -> Callable[[Any], float]:
+    return SSIMFidelity(clean)
+
+
+def _kid(clean: Any, spec: Spec, data_dir: Path) -> Callable[[Any], float]:
+    kid = spec.get("kid", {})
+    return KIDFidelity(clean, _features(spec["features"], data_dir), subset_size=int(kid.get("subset_size", 1000)),
+                       subsets=int(kid.get("subsets", 100)), seed=int(spec.get("seed", 0)),
+                       batch_size=int(spec.get("batch_size", 512)))
+
+
+# fidelity metrics φ: name -> factory(clean inputs, benchmark spec, data folder) -> φ(perturbed)
+FIDELITY: dict[str, Callable[[Any, Spec, Path], Callable[[Any], float]]] = {"ssim": _ssim, "kid": _kid}
 
 
 # ---- preparation (the `prepare` stage) -------------------------------------------------------------
@@ -134,14 +146,7 @@ def build_benchmark(spec: Spec, data_dir: str | Path) -> Benchmark:
         raise ValueError(f"dataset of benchmark {spec['name']!r} is empty")
     model = _choose(spec["model"]["kind"], "model", MODELS)(spec["model"], data_dir / "model.pt")
     batch = int(spec.get("batch_size", 512))
-    fidelity: dict[str, Callable[[Any], float]] = {}
-    for m in metrics:
-        if m == "ssim":
-            fidelity[m] = SSIMFidelity(clean)
-        else:
-            kid = spec.get("kid", {})
-            fidelity[m] = KIDFidelity(clean, _features(spec["features"], data_dir), subset_size=int(kid.get("subset_size", 1000)),
-                                      subsets=int(kid.get("subsets", 100)), seed=int(spec.get("seed", 0)), batch_size=batch)
+    fidelity = {m: FIDELITY[m](clean, spec, data_dir) for m in metrics}
     return Benchmark(
         name=spec["name"], space=space, perturbations=[get_perturbation(n) for n in space.names], clean=clean, labels=labels,
         predict=lambda x: predict_proba(model, x, batch).argmax(1), task_metric=task_metric, fidelity=fidelity,
