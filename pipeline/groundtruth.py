@@ -90,6 +90,21 @@ def _run_task(prefix: tuple[int, ...], pending: list[tuple[int, ...]], log_dir: 
     return n, cache.applications
 
 
+def _task_results(factory: BenchmarkFactory, plan: list[tuple[tuple[int, ...], list[tuple[int, ...]]]], log_dir: str,
+                  workers: int) -> Iterable[tuple[int, int]]:
+    """`_run_task` over the plan, in this process (workers == 1) or in spawned worker processes."""
+    if not plan:
+        return
+    if workers == 1:
+        _init_worker(factory, threads=1)
+        for prefix, pending in plan:
+            yield _run_task(prefix, pending, log_dir)
+        return
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(factory, 1)) as pool:
+        for fut in as_completed([pool.submit(_run_task, prefix, pending, log_dir) for prefix, pending in plan]):
+            yield fut.result()
+
+
 def evaluate_shard(
     factory: BenchmarkFactory, space: Space, log_dir: str | Path, *, shard: int = 0, num_shards: int = 1,
     workers: int = 1, progress: bool = True,
@@ -108,22 +123,10 @@ def evaluate_shard(
     t0 = time.perf_counter()
     workers = max(1, min(workers or os.cpu_count() or 1, len(plan) or 1))
     bar = tqdm(total=n_total, initial=stats["resumed"], desc=f"ground truth shard {shard}/{num_shards}", disable=not progress)
-    if workers == 1:
-        _init_worker(factory, threads=1)
-        for p, pending in plan:
-            n, apps = _run_task(p, pending, str(log_dir))
-            stats["evaluated"] += n
-            stats["applications"] += apps
-            bar.update(n)
-    else:
-        ctx = get_context("spawn")
-        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(factory, 1)) as pool:
-            futures = [pool.submit(_run_task, p, pending, str(log_dir)) for p, pending in plan]
-            for fut in as_completed(futures):
-                n, apps = fut.result()
-                stats["evaluated"] += n
-                stats["applications"] += apps
-                bar.update(n)
+    for n, apps in _task_results(factory, plan, str(log_dir), workers):
+        stats["evaluated"] += n
+        stats["applications"] += apps
+        bar.update(n)
     bar.close()
     stats["seconds"] = time.perf_counter() - t0
     done = read_logs(log_dir)
