@@ -16,7 +16,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from pipeline.fuzz.report import StructuralFuzzReport  # noqa: E402
-from pipeline.fuzz.threshold import DIRECTIONS  # noqa: E402
 from pipeline.io import atomic_path, write_text  # noqa: E402
 
 
@@ -65,23 +64,19 @@ def plot_sensitivity(report: StructuralFuzzReport, path: str | Path) -> Path:
 
 def threshold_table(report: StructuralFuzzReport) -> str:
     """Markdown table of tipping points per dimension and direction ('none' where the scan found none)."""
-    found = {(a.dim_name, a.direction): a for a in report.adversarial_results}
     tol = report.settings.get("adversarial_tolerance")
     lines = [f"Adversarial thresholds (tolerance {tol} in {report.error_name} per target)", "",
              "| Dimension | Direction | Base value | Threshold value | Ratio | Target flipped | Δ target |",
              "|---|---|---|---|---|---|---|"]
-    for i, name in enumerate(report.dim_names):
-        base = report.operating_point[i] if report.operating_point else float("nan")
-        if name in report.skipped_threshold_dims:
-            lines.append(f"| {name} | — | {base:.4g} | skipped (not positive) | | | |")
-            continue
-        for direction in DIRECTIONS:
-            a = found.get((name, direction))
-            if a is None:
-                lines.append(f"| {name} | {direction} | {base:.4g} | none in range | | | |")
-            else:
-                lines.append(f"| {name} | {direction} | {a.base_value:.4g} | {a.threshold_value:.4g} | "
-                             f"{a.threshold_ratio:.3g} | {a.target_flipped} | {a.target_delta:+.3g} |")
+    bases = dict(zip(report.dim_names, report.operating_point or [float("nan")] * len(report.dim_names)))
+    for name, direction, a in report.threshold_rows():
+        if direction is None:
+            lines.append(f"| {name} | — | {bases[name]:.4g} | skipped (not positive) | | | |")
+        elif a is None:
+            lines.append(f"| {name} | {direction} | {bases[name]:.4g} | none in range | | | |")
+        else:
+            lines.append(f"| {name} | {direction} | {a.base_value:.4g} | {a.threshold_value:.4g} | "
+                         f"{a.threshold_ratio:.3g} | {a.target_flipped} | {a.target_delta:+.3g} |")
     return "\n".join(lines) + "\n"
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import MISSING, asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -80,6 +80,17 @@ class StructuralFuzzReport:
         return cls.from_dict(json.loads(text))
 
     # ---- the human-readable report -------------------------------------------------------------
+    def threshold_rows(self) -> Iterator[tuple[str, str | None, AdversarialResult | None]]:
+        """(dimension, direction, result) per dimension and scan direction, result None where the scan
+        found no threshold; one (dimension, None, None) row for a dimension whose scan was skipped."""
+        found = {(a.dim_name, a.direction): a for a in self.adversarial_results}
+        for name in self.dim_names:
+            if name in self.skipped_threshold_dims:
+                yield name, None, None
+                continue
+            for direction in DIRECTIONS:
+                yield name, direction, found.get((name, direction))
+
     def summary(self) -> str:
         """The campaign as text: configuration, frontier, sensitivity, MRI, thresholds, composition."""
         e = self.error_name
@@ -111,18 +122,14 @@ class StructuralFuzzReport:
                 out.append(f"     {name:<24} MRI = {r.mri:.4g}")
         tol = self.settings.get("adversarial_tolerance")
         out.append(f"5. Adversarial thresholds (tolerance {tol})")
-        found = {(a.dim_name, a.direction): a for a in self.adversarial_results}
-        for name in self.dim_names:
-            if name in self.skipped_threshold_dims:
+        for name, direction, a in self.threshold_rows():
+            if direction is None:
                 out.append(f"   {name:<24} skipped (operating value not positive)")
-                continue
-            for direction in DIRECTIONS:
-                a = found.get((name, direction))
-                if a is None:
-                    out.append(f"   {name:<24} {direction:<9} none in range")
-                else:
-                    out.append(f"   {name:<24} {direction:<9} ×{a.threshold_ratio:<9.4g} (value {a.threshold_value:.4g}) "
-                               f"breaks {a.target_flipped} (Δ {a.target_delta:+.3g})")
+            elif a is None:
+                out.append(f"   {name:<24} {direction:<9} none in range")
+            else:
+                out.append(f"   {name:<24} {direction:<9} ×{a.threshold_ratio:<9.4g} (value {a.threshold_value:.4g}) "
+                           f"breaks {a.target_flipped} (Δ {a.target_delta:+.3g})")
         c = self.composition_result
         if c is not None:
             out.append("6. Compositional testing")

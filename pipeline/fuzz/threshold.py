@@ -7,7 +7,7 @@ which some target's error moves from its base value by more than the tolerance ฯ
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -101,13 +101,28 @@ def _result(dim: int, dim_names: Sequence[str], base: float, value: float, direc
     )
 
 
-def _prepare(params: np.ndarray, dim: int, dim_names: Sequence[str], tolerance: float) -> np.ndarray:
+class _Scan(NamedTuple):
+    """What both threshold searches start from: checked params, the evaluator, the base value of the
+    scanned dimension, its scan grid per direction, and the per-target errors at the base."""
+
+    params: np.ndarray
+    evaluator: Evaluator
+    base: float
+    grids: dict[str, np.ndarray]
+    base_errors: Mapping[str, float]
+
+
+def _start_scan(params: np.ndarray, dim: int, dim_names: Sequence[str], tolerance: float, n_steps: int,
+                evaluate_fn: EvaluateFn, evaluate_batch_fn: EvaluateBatchFn | None, progress: bool) -> _Scan:
     params = check_dims(params, dim_names)
     if not 0 <= int(dim) < params.size:
         raise ValueError(f"dim {dim} is outside 0..{params.size - 1} ({list(dim_names)})")
     if not float(tolerance) >= 0:
         raise ValueError(f"tolerance must be a non-negative number, got {tolerance}")
-    return params
+    evaluator = as_evaluator(evaluate_fn, evaluate_batch_fn, progress)
+    base = float(params[dim])
+    _, base_errors = evaluator.one(params)
+    return _Scan(params, evaluator, base, {d: scan_values(base, d, n_steps) for d in DIRECTIONS}, base_errors)
 
 
 def find_adversarial_threshold(
@@ -122,11 +137,8 @@ def find_adversarial_threshold(
     progress: bool = False,
 ) -> list[AdversarialResult]:
     """Tipping points of dimension `dim`, at most one per direction (ยง9.4.1); none where no value breaks."""
-    params = _prepare(params, dim, dim_names, tolerance)
-    evaluator = as_evaluator(evaluate_fn, evaluate_batch_fn, progress)
-    base = float(params[dim])
-    grids = {d: scan_values(base, d, n_steps) for d in DIRECTIONS}
-    _, base_errors = evaluator.one(params)
+    params, evaluator, base, grids, base_errors = _start_scan(params, dim, dim_names, tolerance, n_steps, evaluate_fn,
+                                                              evaluate_batch_fn, progress)
     results = []
     for direction in DIRECTIONS:
         values = grids[direction][1:]  # skip the base value
@@ -163,12 +175,9 @@ def find_adversarial_threshold_two_phase(
     the result is the uniform scan's, found with about n_coarse + n_steps/n_coarse evaluations instead
     of up to n_steps. A break that heals again before the next coarse point can be missed.
     """
-    params = _prepare(params, dim, dim_names, tolerance)
-    evaluator = as_evaluator(evaluate_fn, evaluate_batch_fn, progress)
-    base = float(params[dim])
-    grids = {d: scan_values(base, d, n_steps) for d in DIRECTIONS}
     coarse = coarse_positions(n_steps, n_coarse)
-    _, base_errors = evaluator.one(params)
+    params, evaluator, base, grids, base_errors = _start_scan(params, dim, dim_names, tolerance, n_steps, evaluate_fn,
+                                                              evaluate_batch_fn, progress)
     results = []
     for direction in DIRECTIONS:
         grid = grids[direction]

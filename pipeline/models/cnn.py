@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
+from tqdm import trange
 
 
 class SmallCNN(nn.Module):
@@ -54,8 +55,6 @@ def train_cnn(
     x, y = to_tensor(images), torch.from_numpy(labels.astype(np.int64))
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     loss_fn = nn.CrossEntropyLoss()
-    from tqdm import trange
-
     model.train()
     for _ in trange(epochs, desc=f"train cnn w={width} seed={seed}", disable=not progress):
         order = torch.randperm(len(y), generator=gen)

@@ -170,6 +170,14 @@ def _prepare(records, clean_threshold, taus, lam, level) -> tuple[CellContext, n
             _check_lams(lam), check_level(level))
 
 
+def _single_weight_costs(records, clean_threshold, policy_thresholds, lam, level):
+    """`_prepare` for one weight λ, with the level's cost intervals of every policy."""
+    ctx, taus, lams, level = _prepare(records, clean_threshold, policy_thresholds, lam, level)
+    if len(lams) != 1:
+        raise ValueError(f"lam must be one number, got {lam}")
+    return ctx, taus, lams, _level_costs(ctx, taus, lams, level)
+
+
 def policy_cost_bounds(records: pd.DataFrame | Cell, clean_threshold: float, policy_thresholds, lam: float,
                        level: str) -> pd.DataFrame:
     """Sharp single-policy intervals of J_j = lam H_j + (1 - lam) L_j at `level`, one row per policy.
@@ -177,10 +185,7 @@ def policy_cost_bounds(records: pd.DataFrame | Cell, clean_threshold: float, pol
     Columns: policy, threshold, lower, upper (Lemma 1), observed, mean (feasible mean), and the H_j, L_j
     intervals (h_lower, h_upper, l_lower, l_upper). Rates divide by N.
     """
-    ctx, taus, lams, level = _prepare(records, clean_threshold, policy_thresholds, lam, level)
-    if len(lams) != 1:
-        raise ValueError(f"lam must be one number, got {lam}")
-    lc = _level_costs(ctx, taus, lams, level)
+    ctx, taus, lams, lc = _single_weight_costs(records, clean_threshold, policy_thresholds, lam, level)
     h_obs, l_obs, _ = _observed(ctx, taus)
     return pd.DataFrame({
         "policy": np.arange(len(taus)), "threshold": taus, "lower": lc.lower[:, 0], "upper": lc.upper[:, 0],
@@ -192,10 +197,7 @@ def policy_cost_bounds(records: pd.DataFrame | Cell, clean_threshold: float, pol
 def natural_cost_bounds(records: pd.DataFrame | Cell, clean_threshold: float, policy_thresholds, lam: float,
                         level: str) -> pd.DataFrame:
     """Corollary 1's natural cost J'_j = lam E_tau_j + (1 - lam) L_j: intervals and observed values per policy."""
-    ctx, taus, lams, level = _prepare(records, clean_threshold, policy_thresholds, lam, level)
-    if len(lams) != 1:
-        raise ValueError(f"lam must be one number, got {lam}")
-    lc = _level_costs(ctx, taus, lams, level)
+    ctx, taus, lams, lc = _single_weight_costs(records, clean_threshold, policy_thresholds, lam, level)
     _, l_obs, e = _observed(ctx, taus)
     return pd.DataFrame({
         "policy": np.arange(len(taus)), "threshold": taus, "e_tau": e,
