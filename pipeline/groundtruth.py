@@ -3,14 +3,18 @@ normalised over Θ and the Pareto set P* flagged per fidelity metric.
 
 Work is split into tasks, one per prefix (θ_1, …, θ_p); a task evaluates its configurations in
 lexicographic order with prefix reuse. Tasks are spread over worker processes and over shards
-(task k belongs to shard k mod num_shards). Each finished configuration is appended at once to the
-task's log (one JSON line, flushed and fsynced), so a killed run restarts without recomputing any
-finished configuration; `collect` reads the logs back.
+(task k belongs to shard k mod num_shards). Each finished configuration is committed at once to the
+resume store (`pipeline.store`) under a key that names the benchmark config, the prepared assets, the
+code and the library versions, so a killed run restarts without recomputing any finished configuration,
+a code change recomputes them all, and two runs at once share the work. Timings go to a table of their
+own: result tables hold only values that are the same on every machine.
 """
 from __future__ import annotations
 
 import json
 import os
+import signal
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
@@ -22,9 +26,11 @@ import pandas as pd
 from tqdm import tqdm
 
 from pipeline.benchmark import Benchmark
+from pipeline.fingerprint import unit_key
 from pipeline.pareto import pareto_mask
 from pipeline.perturb.compose import PrefixCache
 from pipeline.space import Space
+from pipeline.store import ResumeStore
 
 BenchmarkFactory = Callable[[], Benchmark]
 
@@ -45,106 +51,163 @@ def configs_of(space: Space, prefix: tuple[int, ...]) -> list[tuple[int, ...]]:
     return [prefix + tuple(int(v) for v in row) for row in Space(space.names[len(prefix):], space.levels).grid()]
 
 
-def _log_name(prefix: Sequence[int]) -> str:
-    return "task-" + "-".join(str(v) for v in prefix) + ".jsonl"
+TIMING_COLUMNS = ("seconds_perturb", "seconds_infer", "seconds_fidelity")
 
 
-def read_logs(log_dir: str | Path) -> dict[tuple[int, ...], dict[str, float]]:
-    """Finished configurations from every task log; a line cut short by a kill is ignored."""
-    done: dict[tuple[int, ...], dict[str, float]] = {}
-    for path in sorted(Path(log_dir).glob("task-*.jsonl")):
-        for line in path.read_text().splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            done[tuple(row["theta"])] = row["values"]
-    return done
+def config_key(fingerprint: str, theta: Sequence[int]) -> str:
+    """Resume-store key of one configuration's values under a stage fingerprint."""
+    return unit_key(fingerprint, {"theta": [int(v) for v in theta]})
 
 
-_WORKER_BENCHMARK: Benchmark | None = None
+def task_key(fingerprint: str, prefix: Sequence[int]) -> str:
+    """Resume-store key of a task (the unit that is claimed: a prefix and its configurations)."""
+    return unit_key(fingerprint, {"task": [int(v) for v in prefix]})
 
 
-def _init_worker(factory: BenchmarkFactory, threads: int) -> None:
-    """One torch thread per worker in every mode, so values do not depend on the worker count."""
-    import torch
-
-    global _WORKER_BENCHMARK
-    torch.set_num_threads(threads)
-    _WORKER_BENCHMARK = factory()
+_WORKER: dict[str, Any] = {}
 
 
-def _run_task(prefix: tuple[int, ...], pending: list[tuple[int, ...]], log_dir: str) -> tuple[int, int]:
-    """Evaluate `pending` (configurations of one prefix) and append each to the task log as it finishes.
-    Returns (configurations evaluated, active transform applications per input)."""
-    bench = _WORKER_BENCHMARK
-    assert bench is not None, "worker not initialised"
-    cache = PrefixCache(bench.perturbations, bench.clean, bench.seed)
-    n = 0
-    with open(Path(log_dir) / _log_name(prefix), "a") as log:
+def _init_worker(factory: BenchmarkFactory, store_path: str, child: bool = True) -> None:
+    """One torch thread per worker in every mode, so values do not depend on the worker count; a
+    worker process dies with its parent."""
+    from pipeline.numerics import configure_torch
+
+    if child:
+        die_with_parent()
+    configure_torch()
+    if "store" in _WORKER:
+        _WORKER["store"].close()
+    _WORKER.update(benchmark=factory(), store=ResumeStore(store_path))
+
+
+def die_with_parent() -> None:
+    """Ask Linux to kill this process when its parent dies (prctl PR_SET_PDEATHSIG); elsewhere a no-op."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+
+
+def _run_task(prefix: tuple[int, ...], fingerprint: str) -> tuple[bool, int, int]:
+    """Claim the task of `prefix` and evaluate its unfinished configurations, committing each to the
+    store as it finishes. Returns (claimed, configurations evaluated, active transform applications per
+    input); a task another run holds is left to it."""
+    bench, store = _WORKER["benchmark"], _WORKER["store"]
+    key = task_key(fingerprint, prefix)
+    if not store.claim(key):
+        return False, 0, 0
+    try:
+        finished = store.keys()
+        pending = [t for t in configs_of(bench.space, prefix) if config_key(fingerprint, t) not in finished]
+        cache = PrefixCache(bench.perturbations, bench.clean, bench.seed)
+        n = 0
         for theta, values in bench.evaluate_many(pending, cache):
-            log.write(json.dumps({"theta": list(theta), "values": values}) + "\n")
-            log.flush()
-            os.fsync(log.fileno())
+            store.put(config_key(fingerprint, theta), json.dumps(values).encode())
             n += 1
-    return n, cache.applications
+    finally:
+        store.release([key])
+    return True, n, cache.applications
 
 
-def _task_results(factory: BenchmarkFactory, plan: list[tuple[tuple[int, ...], list[tuple[int, ...]]]], log_dir: str,
-                  workers: int) -> Iterable[tuple[int, int]]:
-    """`_run_task` over the plan, in this process (workers == 1) or in spawned worker processes."""
-    if not plan:
-        return
+def _task_results(factory: BenchmarkFactory, prefixes: list[tuple[int, ...]], store_path: str, fingerprint: str,
+                  workers: int) -> Iterable[tuple[tuple[int, ...], tuple[bool, int, int]]]:
+    """(prefix, `_run_task` result) over the prefixes, in this process (workers == 1) or in spawned
+    worker processes."""
     if workers == 1:
-        _init_worker(factory, threads=1)
-        for prefix, pending in plan:
-            yield _run_task(prefix, pending, log_dir)
+        _init_worker(factory, store_path, child=False)
+        for prefix in prefixes:
+            yield prefix, _run_task(prefix, fingerprint)
         return
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(factory, 1)) as pool:
-        for fut in as_completed([pool.submit(_run_task, prefix, pending, log_dir) for prefix, pending in plan]):
-            yield fut.result()
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init_worker,
+                             initargs=(factory, store_path)) as pool:
+        futures = {pool.submit(_run_task, prefix, fingerprint): prefix for prefix in prefixes}
+        for fut in as_completed(futures):
+            yield futures[fut], fut.result()
 
 
 def evaluate_shard(
-    factory: BenchmarkFactory, space: Space, log_dir: str | Path, *, shard: int = 0, num_shards: int = 1,
-    workers: int = 1, progress: bool = True,
-) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Evaluate every configuration of one shard, resuming from `log_dir`. Returns the raw table of the
-    shard (one row per θ, in index order) and run statistics (applications, seconds, configurations
-    recomputed). `factory` builds the benchmark inside each worker process; it must be picklable."""
-    log_dir = Path(log_dir)
-    log_dir.mkdir(parents=True, exist_ok=True)
-    done = read_logs(log_dir)
+    factory: BenchmarkFactory, space: Space, store_path: str | Path, fingerprint: str, *, shard: int = 0,
+    num_shards: int = 1, workers: int = 1, progress: bool = True,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """Evaluate every configuration of one shard, resuming from the store at `store_path` (values keyed
+    by `fingerprint`: config, code and library versions). A run started beside another on the same
+    store computes only what the other has not claimed. Returns the raw table of the shard (one row per
+    θ, in index order), its timings table and run statistics. `factory` builds the benchmark inside each
+    worker process; it must be picklable."""
+    store = ResumeStore(store_path)
+    store.set_meta("fingerprint", fingerprint)
     tasks = tasks_for_shard(space, shard, num_shards)
-    plan = [(p, [t for t in configs_of(space, p) if t not in done]) for p in tasks]
-    plan = [(p, pending) for p, pending in plan if pending]
-    n_total = sum(len(configs_of(space, p)) for p in tasks)
-    stats = {"configurations": n_total, "resumed": n_total - sum(len(t) for _, t in plan), "evaluated": 0, "applications": 0}
+    configs = {task_key(fingerprint, p): (p, configs_of(space, p)) for p in tasks}
+    wanted = [t for _, ts in configs.values() for t in ts]
+    done = store.keys()
+    stats = {"configurations": len(wanted), "resumed": sum(config_key(fingerprint, t) in done for t in wanted),
+             "evaluated": 0, "applications": 0}
+    bar = tqdm(total=len(wanted), initial=stats["resumed"], desc=f"ground truth shard {shard}/{num_shards}", disable=not progress)
+
+    def is_done(key: str) -> bool:
+        finished = store.keys()
+        return all(config_key(fingerprint, t) in finished for t in configs[key][1])
+
+    def run(pending: list[str]) -> list[str]:
+        n_workers = max(1, min(workers or os.cpu_count() or 1, len(pending)))
+        claimed = []
+        for prefix, (took, n, apps) in _task_results(factory, [configs[k][0] for k in pending], str(store_path), fingerprint, n_workers):
+            claimed += [task_key(fingerprint, prefix)] if took else []
+            stats["evaluated"] += n
+            stats["applications"] += apps
+            bar.update(n)
+        finished = store.keys()
+        bar.n = sum(config_key(fingerprint, t) in finished for t in wanted)  # with work done by a concurrent run
+        bar.refresh()
+        return claimed
+
     t0 = time.perf_counter()
-    workers = max(1, min(workers or os.cpu_count() or 1, len(plan) or 1))
-    bar = tqdm(total=n_total, initial=stats["resumed"], desc=f"ground truth shard {shard}/{num_shards}", disable=not progress)
-    for n, apps in _task_results(factory, plan, str(log_dir), workers):
-        stats["evaluated"] += n
-        stats["applications"] += apps
-        bar.update(n)
+    results: dict[tuple[int, ...], dict[str, float]] = {}
+    while len(results) < len(wanted):  # a second pass recomputes rows that failed their checksum
+        store.share_work(list(configs), run, is_done)
+        for t in wanted:
+            if t not in results and (value := store.get(config_key(fingerprint, t))) is not None:
+                results[t] = json.loads(value)
     bar.close()
     stats["seconds"] = time.perf_counter() - t0
-    done = read_logs(log_dir)
-    wanted = [t for p in tasks for t in configs_of(space, p)]
-    missing = [t for t in wanted if t not in done]
-    if missing:
-        raise RuntimeError(f"{len(missing)} configurations missing after evaluation, e.g. {missing[0]}")
-    return raw_table(space, {t: done[t] for t in wanted}), stats
+    store.close()
+    raw = raw_table(space, results)
+    timing = [c for c in TIMING_COLUMNS if c in raw]
+    return raw.drop(columns=timing), raw[list(space.names) + timing], stats
 
 
 def raw_table(space: Space, results: dict[tuple[int, ...], dict[str, float]]) -> pd.DataFrame:
-    """One row per evaluated θ: the levels, order, ψ, δ, raw ρ per metric and timings, in index order."""
+    """One row per evaluated θ: the levels, order, ψ, δ, raw ρ per metric (and timings), in index order."""
     thetas = np.array(sorted(results), dtype=np.int64).reshape(-1, space.n_dims)
     df = pd.DataFrame(thetas, columns=list(space.names))
     df.insert(space.n_dims, "order", Space.order(thetas) if len(thetas) else [])
     for key in results[next(iter(results))] if results else []:
         df[key] = [results[tuple(t)][key] for t in thetas.tolist()]
     return df
+
+
+def read_shard(space: Space, store_path: str | Path, fingerprint: str, shard: int, num_shards: int) -> pd.DataFrame:
+    """The raw table of one finished shard from its store file; a store made under another fingerprint
+    (other code, config or library versions) or missing configurations is refused, naming the shard."""
+    path = Path(store_path)
+    if not path.is_file():
+        raise ValueError(f"shard {shard} of {num_shards}: no store {path}; run that shard first")
+    store = ResumeStore(path)
+    try:
+        if store.meta("fingerprint") != fingerprint:
+            raise ValueError(f"shard {shard} of {num_shards} ({path}) was made from other code, config or library "
+                             f"versions than this merge; rerun that shard")
+        results = {}
+        for prefix in tasks_for_shard(space, shard, num_shards):
+            for t in configs_of(space, prefix):
+                value = store.get(config_key(fingerprint, t))
+                if value is None:
+                    raise ValueError(f"shard {shard} of {num_shards} ({path}) lacks configuration {t}; rerun that shard")
+                results[t] = json.loads(value)
+    finally:
+        store.close()
+    raw = raw_table(space, results)
+    return raw.drop(columns=[c for c in TIMING_COLUMNS if c in raw])
 
 
 def merge_shards(space: Space, tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
@@ -170,15 +233,12 @@ def minmax(values: np.ndarray) -> np.ndarray:
 def finalize(raw: pd.DataFrame, metrics: Sequence[str], task_metric: str = "accuracy") -> pd.DataFrame:
     """Add normalised objectives and the P* flag per fidelity metric to a complete raw table.
 
-    Columns: levels, order, <task_metric>, delta, delta_norm, rho_<m>, rho_<m>_norm, pareto_<m>,
-    eval_seconds (+ its perturb / infer / fidelity parts)."""
+    Columns: levels, order, <task_metric>, delta, delta_norm, rho_<m>, rho_<m>_norm, pareto_<m>."""
     df = raw.rename(columns={"psi": task_metric}).copy()
     df["delta_norm"] = minmax(df["delta"].to_numpy())
     for m in metrics:
         df[f"rho_{m}_norm"] = minmax(df[f"rho_{m}"].to_numpy())
         df[f"pareto_{m}"] = pareto_mask(df[["delta_norm", f"rho_{m}_norm"]].to_numpy())
-    parts = [c for c in ("seconds_perturb", "seconds_infer", "seconds_fidelity") if c in df]
-    df["eval_seconds"] = df[parts].sum(axis=1)
     return df
 
 

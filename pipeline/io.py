@@ -2,6 +2,7 @@
 leaves either the old file or the new one, never half of one."""
 from __future__ import annotations
 
+import io
 import json
 import os
 import tempfile
@@ -47,3 +48,14 @@ def write_json(obj: Any, path: str | Path) -> None:
 def write_text(text: str, path: str | Path) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(text)
+
+
+def parquet_bytes(df: pd.DataFrame) -> bytes:
+    """A table as parquet bytes (how tables travel through the resume store)."""
+    buffer = io.BytesIO()
+    df.to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+def read_parquet_bytes(data: bytes) -> pd.DataFrame:
+    return pd.read_parquet(io.BytesIO(data))

@@ -3,6 +3,10 @@ outputs/fuzz/<adapter>/report.json (the full report), summary.txt (its text) and
 
     python scripts/fuzz.py fuzz.adapter=geometric     # or weights | severity (the digits CNN of `prepare`)
     python scripts/fuzz.py fuzz.adapter=severity fuzz.adapters.severity.adversarial_tolerance=0.2
+
+A finished campaign is kept in a resume store (data/cache/store/fuzz/<adapter>.sqlite) keyed by its
+settings, the prepared model, the fuzzing code and the library versions; its wall time goes to
+timings.json, apart from the results.
 """
 from __future__ import annotations
 
@@ -11,9 +15,13 @@ from pathlib import Path
 
 import numpy as np
 from _entry import ROOT, plain, run_stage
+from paths import asset_digest, store_path
 
+from pipeline.fingerprint import stage_fingerprint, unit_key
 from pipeline.fuzz.adapters import ADAPTERS, Adapter, check_adapter_name, run_adapter_campaign, split_settings, stratified_subset
+from pipeline.fuzz.report import StructuralFuzzReport
 from pipeline.io import write_json, write_text
+from pipeline.store import ResumeStore, run_cached
 
 ADAPTER_KEYS = {
     "geometric": ("split_seed", "test_fraction"),
@@ -57,6 +65,15 @@ def out_dir(cfg, name: str) -> Path:
     return ROOT / cfg.paths.outputs / "fuzz" / name
 
 
+def campaign_key(cfg, name: str, settings: dict) -> str:
+    """Everything a campaign's report depends on: settings, seed, the prepared assets it reads, code, libraries."""
+    folder = ROOT / cfg.paths.data / settings["data_dir"] if "data_dir" in settings else None
+    assets = asset_digest(folder) if folder is not None and folder.is_dir() else None
+    code = stage_fingerprint({"adapter": name, "settings": settings, "seed": int(cfg.fuzz.seed), "assets": assets},
+                             ("pipeline.fuzz.adapters", f"pipeline.fuzz.adapters.{name}"))
+    return unit_key(code, "campaign")
+
+
 def main(cfg) -> None:
     if "fuzz" not in cfg:
         raise ValueError("the configuration has no `fuzz` section; add `- fuzz: default` to conf/config.yaml's defaults")
@@ -64,8 +81,16 @@ def main(cfg) -> None:
     settings = plain(cfg.fuzz.adapters[name]) if name in cfg.fuzz.adapters else {}
     campaign, opts = split_settings(settings, ADAPTER_KEYS[name])
     start = time.perf_counter()
-    adapter = build_adapter(cfg, name, opts)
-    report = run_adapter_campaign(adapter, campaign, np.random.default_rng(int(cfg.fuzz.seed)), bool(cfg.fuzz.progress))
+
+    def compute(indices: list[int]):
+        adapter = build_adapter(cfg, name, opts)
+        report = run_adapter_campaign(adapter, campaign, np.random.default_rng(int(cfg.fuzz.seed)), bool(cfg.fuzz.progress))
+        return [(0, report.to_json().encode())]
+
+    key = campaign_key(cfg, name, settings)
+    with ResumeStore(store_path(cfg, "fuzz", name)) as store:
+        report = StructuralFuzzReport.from_json(run_cached(store, [key], compute)[0].decode())
+        store.retain([key])
     seconds = time.perf_counter() - start
     out = out_dir(cfg, name)
     write_text(report.to_json() + "\n", out / "report.json")
@@ -73,8 +98,9 @@ def main(cfg) -> None:
     m = report.mri_result
     metrics = {"adapter": name, "base_error": m.base_mae, "mri": m.mri, "mean_omega": m.mean_omega, "p95_omega": m.p95_omega,
                "cvar_omega": m.cvar_omega, "worst_case_error": m.worst_case_mae, "n_thresholds": len(report.adversarial_results),
-               "n_evaluations": report.n_evaluations, "seconds": round(seconds, 1)}
+               "n_evaluations": report.n_evaluations}
     write_json(metrics, out / "metrics.json")
+    write_json({"adapter": name, "seconds": round(seconds, 1)}, out / "timings.json")
     print(report.summary())
     print(f"{name}: {report.n_evaluations} evaluations in {seconds:.1f} s -> {out}")
 

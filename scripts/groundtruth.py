@@ -3,6 +3,10 @@ with normalised objectives, P* flags, the P* summary and the gallery images of P
 
     python scripts/groundtruth.py                               # params.yaml, whole space
     python scripts/groundtruth.py shard=0 num_shards=4          # one shard; then scripts/merge_groundtruth.py
+
+Finished configurations live in a resume store under data/cache/store/groundtruth/ (keyed by the
+benchmark config, the prepared assets, the code and the library versions); wall-clock timings go to
+`<benchmark>.timings.parquet`, apart from the results.
 """
 from __future__ import annotations
 
@@ -11,12 +15,20 @@ import json
 
 import numpy as np
 from _entry import plain, run_stage
-from groundtruth_paths import data_dir, log_dir, shard_path, table_path
+from paths import asset_digest, data_dir, shard_store, sibling, table_path
 
 from pipeline.builders import build_benchmark, build_space
+from pipeline.fingerprint import stage_fingerprint
 from pipeline.groundtruth import evaluate_shard, finalize, pareto_summary
 from pipeline.io import atomic_path, write_json, write_parquet
 from pipeline.perturb.compose import compose
+
+CODE = ("pipeline.builders", "pipeline.groundtruth")  # the modules that compute a configuration's values
+
+
+def fingerprint(cfg) -> str:
+    """What every value of the table depends on: benchmark config, prepared assets, code, libraries."""
+    return stage_fingerprint({"benchmark": plain(cfg.benchmark), "assets": asset_digest(data_dir(cfg))}, CODE)
 
 
 def write_final(cfg, raw) -> None:
@@ -28,14 +40,14 @@ def write_final(cfg, raw) -> None:
     summary = {"benchmark": spec["name"], "space_size": bench.space.size, "clean_" + spec.get("task_metric", "accuracy"): bench.clean_score,
                "pareto": pareto_summary(table, metrics, bench.space.n_dims)}
     write_parquet(table, table_path(cfg))
-    write_json(summary, table_path(cfg).with_suffix(".summary.json"))
+    write_json(summary, sibling(table_path(cfg), ".summary.json"))
     names = list(bench.space.names)
     front = table[table[[f"pareto_{m}" for m in metrics]].any(axis=1)]
     index = int(spec.get("gallery_index", 0))
     example = bench.clean[index : index + 1]
     thetas = front[names].to_numpy()
     images = np.stack([compose(bench.perturbations, example, tuple(t), bench.seed)[0] for t in thetas]) if len(thetas) else np.zeros((0,) + example.shape[1:], np.uint8)
-    with atomic_path(table_path(cfg).with_suffix(".gallery.npz")) as tmp:
+    with atomic_path(sibling(table_path(cfg), ".gallery.npz")) as tmp:
         with open(tmp, "wb") as fh:
             np.savez_compressed(fh, thetas=thetas, images=images, clean=example[0], label=bench.labels[index])
     print(json.dumps(summary["pareto"]))
@@ -46,12 +58,12 @@ def main(cfg) -> None:
     space = build_space(spec)
     shard, num_shards = int(cfg.get("shard", 0)), int(cfg.get("num_shards", 1))
     factory = functools.partial(build_benchmark, spec, str(data_dir(cfg)))
-    raw, stats = evaluate_shard(factory, space, log_dir(cfg), shard=shard, num_shards=num_shards, workers=int(cfg.workers))
+    raw, timings, stats = evaluate_shard(factory, space, shard_store(cfg, shard, num_shards), fingerprint(cfg),
+                                         shard=shard, num_shards=num_shards, workers=int(cfg.workers))
     print(json.dumps(stats))
     if num_shards == 1:
+        write_parquet(timings, sibling(table_path(cfg), ".timings.parquet"))
         write_final(cfg, raw)
-    else:
-        write_parquet(raw, shard_path(cfg, shard, num_shards))
 
 
 if __name__ == "__main__":

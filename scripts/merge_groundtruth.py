@@ -1,23 +1,20 @@
-"""Merge the shard tables of a sharded ground-truth run into the final table (as the unsharded stage)."""
+"""Merge the shards of a sharded ground-truth run into the final table (as the unsharded stage writes it).
+Each shard's resume store must have been made under this merge's fingerprint (code, config, library
+versions); a shard made from anything else is refused with a line naming it."""
 from __future__ import annotations
 
-import pandas as pd
 from _entry import plain, run_stage
-from groundtruth import write_final
-from groundtruth_paths import shard_path
+from groundtruth import fingerprint, write_final
+from paths import shard_store
 
 from pipeline.builders import build_space
-from pipeline.groundtruth import merge_shards
+from pipeline.groundtruth import merge_shards, read_shard
 
 
 def main(cfg) -> None:
     n = int(cfg.num_shards)
-    paths = [shard_path(cfg, i, n) for i in range(n)]
-    missing = [str(p) for p in paths if not p.is_file()]
-    if missing:
-        raise ValueError(f"shard tables missing: {', '.join(missing)}; run scripts/groundtruth.py shard=i num_shards={n} for each")
-    raw = merge_shards(build_space(plain(cfg.benchmark)), [pd.read_parquet(p) for p in paths])
-    write_final(cfg, raw)
+    space, key = build_space(plain(cfg.benchmark)), fingerprint(cfg)
+    write_final(cfg, merge_shards(space, [read_shard(space, shard_store(cfg, i, n), key, i, n) for i in range(n)]))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pandas as pd
 from _entry import ROOT, run_stage
-from groundtruth_paths import table_path
+from paths import sibling, table_path
 
 from pipeline.figures.groundtruth import plot_gallery, plot_pareto_fronts
 from pipeline.io import atomic_path
@@ -23,7 +23,7 @@ def main(cfg) -> None:
     table = pd.read_parquet(table_path(cfg))
     out = ROOT / cfg.paths.outputs / "figures" / "groundtruth"
     save(plot_pareto_fronts(table, metrics, len(dims), name), out / f"{name}_pareto.png")
-    with np.load(table_path(cfg).with_suffix(".gallery.npz")) as z:
+    with np.load(sibling(table_path(cfg), ".gallery.npz")) as z:
         for m in metrics:
             save(plot_gallery(z["thetas"], z["images"], z["clean"], table, dims, m), out / f"{name}_gallery_{m}.png")
     print(json.dumps({"figures": sorted(p.name for p in out.glob(f"{name}_*.png"))}))

@@ -5,9 +5,10 @@
     python scripts/search.py search.seeds=3 search.methods=[testnav,random]
     python scripts/search.py search.mode=live         # no ground truth: run the benchmark itself, write R
 
-Table mode writes outputs/search/<benchmark>/<metric>/<method>/seed=<k>.parquet, with the run's spec
-(method, seed, B, hyperparameters, a digest of the ground truth) in the file's metadata, and skips runs
-whose trace was written for the same spec, so a killed run resumes and a changed setting is redone. Live mode uses raw δ and ρ (normalising needs all of Θ) and
+Table mode writes outputs/search/<benchmark>/<metric>/<method>/seed=<k>.parquet. Finished runs live in a
+resume store (data/cache/store/search/<benchmark>.sqlite) keyed by the run's spec (method, seed, B,
+hyperparameters, a digest of the ground truth), the search code and the library versions, so a killed
+run resumes and a changed setting or code is redone. Live mode uses raw δ and ρ (normalising needs all of Θ) and
 writes outputs/search_live/<benchmark>/<metric>/<method>/seed=<k>.{trace,ranked}.parquet.
 """
 from __future__ import annotations
@@ -17,14 +18,18 @@ import json
 
 import pandas as pd
 from _entry import plain, run_stage
-from groundtruth_paths import data_dir
-from search_paths import budget, ground_truth_digest, groundtruth_table, hyperparameters, live_path, metrics_of, trace_path, written_by
+from paths import data_dir, store_path, table_path
+from search_paths import budget, ground_truth_digest, hyperparameters, live_path, metrics_of, trace_path
 
-from pipeline.io import write_parquet
+from pipeline.fingerprint import stage_fingerprint, unit_key
+from pipeline.io import parquet_bytes, read_parquet_bytes, write_parquet
 from pipeline.search import LiveOracle, method_class, rank_evaluated, run_search
 from pipeline.search.ground_truth import GroundTruth, table_space
 from pipeline.search.parallel import map_runs
 from pipeline.space import Space
+from pipeline.store import ResumeStore, run_cached
+
+CODE = ("pipeline.search",)  # the modules that compute a trace
 
 
 def build_benchmark(spec, data_dir):
@@ -36,14 +41,15 @@ def build_benchmark(spec, data_dir):
 
 def run_table(cfg) -> None:
     name = cfg.benchmark.name
-    path = groundtruth_table(cfg, name)
+    path = table_path(cfg)
     if not path.exists():
         raise ValueError(f"no ground-truth table {path}; run the groundtruth stage first, or use search.mode=live")
     table = pd.read_parquet(path)
     space = Space(tuple(cfg.benchmark.perturbations), int(cfg.benchmark.levels))
     if table_space(table) != space:
         raise ValueError(f"the ground-truth table {path} is over {table_space(table)}, the benchmark config over {space}; rerun groundtruth")
-    jobs, paths, specs = [], [], []
+    code = stage_fingerprint(None, CODE)
+    jobs, paths, keys = [], [], []
     for metric in metrics_of(cfg):
         problem = GroundTruth.from_table(table, name, metric, space)
         digest = ground_truth_digest(problem)
@@ -51,16 +57,20 @@ def run_table(cfg) -> None:
             method_class(method)
             for seed in range(int(cfg.search.seeds)):
                 job = dict(method=method, seed=seed, budget=budget(cfg, space.size), **hyperparameters(cfg, method))
-                spec = dict(job, benchmark=name, metric=metric, ground_truth=digest)
-                out = trace_path(cfg, name, metric, method, seed)
-                if not written_by(out, spec):  # resume: a trace of exactly this run is kept
-                    jobs.append(dict(job, oracle=problem.oracle, space=space))
-                    paths.append(out)
-                    specs.append(spec)
-    print(f"{len(paths)} runs to do ({name}), traces under {trace_path(cfg, name, 'M', 'X', 0).parents[2]}")
-    for out, spec, trace in zip(paths, specs, map_runs(run_search, jobs, int(cfg.workers), desc=f"search {name}")):
-        trace.attrs["run"] = spec
-        write_parquet(trace, out)
+                jobs.append(dict(job, oracle=problem.oracle, space=space))
+                keys.append(unit_key(code, dict(job, benchmark=name, metric=metric, ground_truth=digest)))
+                paths.append(trace_path(cfg, name, metric, method, seed))
+    with ResumeStore(store_path(cfg, "search", name)) as store:
+        todo = sum(not store.has(k) for k in keys)
+        print(f"{todo} of {len(keys)} runs to do ({name}), traces under {trace_path(cfg, name, 'M', 'X', 0).parents[2]}")
+
+        def compute(indices: list[int]):
+            runs = map_runs(run_search, [jobs[i] for i in indices], int(cfg.workers), desc=f"search {name}")
+            return ((i, parquet_bytes(trace)) for i, trace in zip(indices, runs))
+
+        for out, value in zip(paths, run_cached(store, keys, compute)):
+            write_parquet(read_parquet_bytes(value), out)
+        store.retain(keys)
 
 
 def run_live(cfg) -> None:

@@ -7,18 +7,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pandas as pd
-from _entry import ROOT
+from paths import outputs, table_path
 
 from pipeline.search import method_class
 from pipeline.search.ground_truth import GroundTruth, table_metrics
-
-
-def outputs(cfg) -> Path:
-    return ROOT / cfg.paths.outputs
-
-
-def groundtruth_table(cfg, benchmark: str) -> Path:
-    return outputs(cfg) / "groundtruth" / f"{benchmark}.parquet"
 
 
 def trace_path(cfg, benchmark: str, metric: str, method: str, seed: int) -> Path:
@@ -62,7 +54,7 @@ def benchmarks_with_traces(cfg) -> list[str]:
         return list(cfg.search.summary_benchmarks)
     root = outputs(cfg) / "search"
     found = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-    return [b for b in found if groundtruth_table(cfg, b).exists()]
+    return [b for b in found if table_path(cfg, b).exists()]
 
 
 def load_traces(cfg, benchmark: str) -> dict[str, dict[str, list[tuple[int, pd.DataFrame]]]]:
@@ -84,16 +76,11 @@ def ground_truth_digest(problem: GroundTruth) -> str:
     return h.hexdigest()[:16]
 
 
-def written_by(path: Path, spec: dict[str, Any]) -> bool:
-    """Whether the table at `path` exists and was written for exactly `spec` (kept in its parquet attrs)."""
-    return path.exists() and pd.read_parquet(path, columns=[]).attrs.get("run") == spec
-
-
 def problems_with_traces(cfg) -> Iterator[tuple[str, str, GroundTruth, dict[str, list[tuple[int, pd.DataFrame]]]]]:
     """(benchmark, metric, ground truth, traces by method) for every benchmark-metric pair with traces,
     metrics in the table's column order."""
     for name in benchmarks_with_traces(cfg):
-        table = pd.read_parquet(groundtruth_table(cfg, name))
+        table = pd.read_parquet(table_path(cfg, name))
         traces = load_traces(cfg, name)
         for metric in [m for m in table_metrics(table) if m in traces]:
             yield name, metric, GroundTruth.from_table(table, name, metric), traces[metric]

@@ -10,21 +10,24 @@ writes only its own grid cell; a plain run afterwards finds every cell done and 
         search.eta_c=1,5,10,15 search.eta_m=1,5,10,15 search.mu=20,50,80,110
     python scripts/tune.py
 
-Writes outputs/tune/cells/eta_c=…_eta_m=…_mu=….parquet (one per setting: a row per pair and seed),
-outputs/tune/grid.parquet (all runs), outputs/tune/grid.csv (one row per setting, best first) and
+Grid cells (one per setting: a row per pair and seed) live in a resume store
+(data/cache/store/tune/<benchmark>.sqlite) keyed by the cell's spec, the search code and the library
+versions. Writes outputs/tune/grid.parquet (all runs), outputs/tune/grid.csv (one row per setting, best first) and
 outputs/tune/choice.json (the selected setting and its scores).
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 from _entry import run_stage
-from search_paths import ground_truth_digest, groundtruth_table, tune_dir, written_by
+from paths import store_path, table_path
+from search import CODE
+from search_paths import ground_truth_digest, tune_dir
 
-from pipeline.io import write_json, write_parquet, write_text
+from pipeline.fingerprint import stage_fingerprint, unit_key
+from pipeline.io import parquet_bytes, read_parquet_bytes, write_json, write_parquet, write_text
 from pipeline.search.ground_truth import GroundTruth, table_metrics
 from pipeline.search.tuning import HYPERPARAMETERS, grid, grid_cells, select_setting, setting_scores
+from pipeline.store import ResumeStore, run_cached
 
 
 def in_multirun() -> bool:
@@ -34,15 +37,11 @@ def in_multirun() -> bool:
     return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
 
 
-def cell_path(cfg, setting: dict) -> Path:
-    return tune_dir(cfg) / "cells" / ("_".join(f"{k}={setting[k]:g}" for k in HYPERPARAMETERS) + ".parquet")
-
-
 def problems_of(cfg) -> list[GroundTruth]:
     names = list(cfg.search.tune.benchmarks) if cfg.search.tune.get("benchmarks") else [cfg.benchmark.name]
     out = []
     for name in names:
-        path = groundtruth_table(cfg, name)
+        path = table_path(cfg, name)
         if not path.exists():
             raise ValueError(f"no ground-truth table {path}; run the groundtruth stage for {name!r} first")
         table = pd.read_parquet(path)
@@ -51,7 +50,7 @@ def problems_of(cfg) -> list[GroundTruth]:
 
 
 def cell_spec(cfg, setting: dict, problems: list[GroundTruth], seeds: list[int]) -> dict:
-    """What a grid cell was computed for; a cell written for anything else is recomputed."""
+    """What a grid cell is computed for; a cell stored for anything else is recomputed."""
     return {**setting, "seeds": seeds, "budget_factor": int(cfg.search.budget_factor),
             "pairs": {f"{p.benchmark}/{p.metric}": ground_truth_digest(p) for p in problems}}
 
@@ -63,15 +62,20 @@ def main(cfg) -> None:
         settings = [{k: cfg.search[k] for k in HYPERPARAMETERS}]
     else:
         settings = grid(list(tune.eta_c), list(tune.eta_m), list(tune.mu))
-    pending = [s for s in settings if not written_by(cell_path(cfg, s), cell_spec(cfg, s, problems, seeds))]
-    print(f"{len(settings) - len(pending)} of {len(settings)} grid cells done; {len(pending) * len(problems) * len(seeds)} runs to do")
-    for setting, cell in grid_cells(problems, pending, seeds, int(cfg.search.budget_factor), int(cfg.workers)):
-        cell.attrs["run"] = cell_spec(cfg, setting, problems, seeds)
-        write_parquet(cell, cell_path(cfg, setting))
+    code = stage_fingerprint(None, CODE)
+    keys = [unit_key(code, cell_spec(cfg, s, problems, seeds)) for s in settings]
+    with ResumeStore(store_path(cfg, "tune", cfg.benchmark.name)) as store:
+        pending = sum(not store.has(k) for k in keys)
+        print(f"{len(settings) - pending} of {len(settings)} grid cells done; {pending * len(problems) * len(seeds)} runs to do")
+
+        def compute(indices: list[int]):
+            cells = grid_cells(problems, [settings[i] for i in indices], seeds, int(cfg.search.budget_factor), int(cfg.workers))
+            return ((i, parquet_bytes(cell)) for i, (_, cell) in zip(indices, cells))
+
+        cells = [read_parquet_bytes(v) for v in run_cached(store, keys, compute)]
     if in_multirun():
         return
-    runs = pd.concat([pd.read_parquet(cell_path(cfg, s)) for s in settings], ignore_index=True)
-    runs.attrs = {}
+    runs = pd.concat(cells, ignore_index=True)
     scores = setting_scores(runs, float(tune.threshold))
     choice = {**select_setting(runs, float(tune.threshold)), "threshold": float(tune.threshold), "seeds": len(seeds),
               "pairs_tuned": [f"{p.benchmark}/{p.metric}" for p in problems]}

@@ -1,26 +1,29 @@
 import functools
 import multiprocessing as mp
+import sqlite3
 import time
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.groundtruth import (evaluate_shard, finalize, merge_shards, minmax, pareto_summary, read_logs,
-                                  tasks_for_shard)
+from pipeline.groundtruth import (TIMING_COLUMNS, config_key, evaluate_shard, finalize, merge_shards, minmax,
+                                  pareto_summary, read_shard, tasks_for_shard)
 from pipeline.space import Space
+from pipeline.store import ResumeStore
 from synthetic import make_benchmark
 
 VALUES = ["psi", "delta", "rho_negmse", "rho_negmax"]
+SPACE = Space(("noise", "shift"), 4)
 
 
-def _run(log_dir, **kw):
-    factory = functools.partial(make_benchmark, 30, 4)
-    return evaluate_shard(factory, Space(("noise", "shift"), 4), log_dir, progress=False, **kw)
+def _run(store_dir, fingerprint="fp", delay=0.0, **kw):
+    factory = functools.partial(make_benchmark, 30, 4, delay)
+    return evaluate_shard(factory, SPACE, store_dir / "store.sqlite", fingerprint, progress=False, **kw)
 
 
 def test_values_match_direct_evaluation(tmp_path):
-    raw, stats = _run(tmp_path)
+    raw, timings, stats = _run(tmp_path)
     bench = make_benchmark(30, 4)
     assert stats["evaluated"] == 16 and stats["resumed"] == 0
     for _, row in raw.iterrows():
@@ -28,26 +31,35 @@ def test_values_match_direct_evaluation(tmp_path):
         for key in VALUES:
             assert row[key] == direct[key]
     assert raw["order"].tolist() == [int(a > 0) + int(b > 0) for a, b in zip(raw["noise"], raw["shift"])]
+    assert not [c for c in raw if "seconds" in c], "timings belong in the timings table"
+    assert list(timings.columns) == ["noise", "shift", *TIMING_COLUMNS] and (timings[list(TIMING_COLUMNS)] >= 0).all().all()
 
 
 def test_one_and_two_workers_give_identical_tables(tmp_path):
-    one, _ = _run(tmp_path / "one", workers=1)
-    two, _ = _run(tmp_path / "two", workers=2)
-    pd.testing.assert_frame_equal(one[["noise", "shift", "order", *VALUES]], two[["noise", "shift", "order", *VALUES]])
+    one = _run(tmp_path / "one", workers=1)[0]
+    two = _run(tmp_path / "two", workers=2)[0]
+    pd.testing.assert_frame_equal(one, two)
 
 
 def test_merged_shards_equal_unsharded(tmp_path):
-    full, _ = _run(tmp_path / "full")
-    space = Space(("noise", "shift"), 4)
-    shards = [_run(tmp_path / f"s{i}", shard=i, num_shards=3)[0] for i in range(3)]
+    full = _run(tmp_path / "full")[0]
+    for i in range(3):
+        _run(tmp_path / f"s{i}", shard=i, num_shards=3)
+    shards = [read_shard(SPACE, tmp_path / f"s{i}" / "store.sqlite", "fp", i, 3) for i in range(3)]
     assert sum(len(s) for s in shards) == 16 and all(len(s) > 0 for s in shards)
-    merged = merge_shards(space, shards[::-1])
-    cols = ["noise", "shift", "order", *VALUES]
-    pd.testing.assert_frame_equal(merged[cols], full[cols])
+    pd.testing.assert_frame_equal(merge_shards(SPACE, shards[::-1]), full)
     with pytest.raises(ValueError, match="missing"):
-        merge_shards(space, shards[:2])
+        merge_shards(SPACE, shards[:2])
     with pytest.raises(ValueError, match="more than one shard"):
-        merge_shards(space, [shards[0], *shards])
+        merge_shards(SPACE, [shards[0], *shards])
+
+
+def test_merge_refuses_a_shard_made_from_other_code(tmp_path):
+    _run(tmp_path / "s1", fingerprint="old-code", shard=1, num_shards=2)
+    with pytest.raises(ValueError, match=r"^shard 1 of 2 \(.*\) was made from other code"):
+        read_shard(SPACE, tmp_path / "s1" / "store.sqlite", "new-code", 1, 2)
+    with pytest.raises(ValueError, match="shard 0 of 2: no store"):
+        read_shard(SPACE, tmp_path / "s0" / "store.sqlite", "new-code", 0, 2)
 
 
 def test_shard_arguments_are_checked():
@@ -55,33 +67,69 @@ def test_shard_arguments_are_checked():
         tasks_for_shard(Space(("a", "b"), 3), 3, 3)
 
 
-def _slow_run(log_dir):
-    factory = functools.partial(make_benchmark, 30, 4, 0.004)  # ~0.1 s per configuration
-    evaluate_shard(factory, Space(("noise", "shift"), 4), log_dir, workers=1, progress=False)
+def _finished(store_dir, fingerprint="fp"):
+    path = store_dir / "store.sqlite"
+    if not path.exists():
+        return 0
+    with ResumeStore(path) as store:
+        keys = store.keys()
+    return sum(config_key(fingerprint, t) in keys for t in SPACE.grid().tolist())
+
+
+def _slow_run(store_dir, queue=None):
+    raw, _, stats = _run(store_dir, delay=0.004, workers=1)  # ~0.1 s per configuration
+    if queue is not None:
+        queue.put((stats["evaluated"], raw.to_dict("list")))
 
 
 def test_killed_run_resumes_without_recomputing(tmp_path):
-    log_dir = tmp_path / "logs"
-    proc = mp.get_context("spawn").Process(target=_slow_run, args=(log_dir,))
+    proc = mp.get_context("spawn").Process(target=_slow_run, args=(tmp_path,))
     proc.start()
     deadline = time.time() + 60
-    while time.time() < deadline and len(read_logs(log_dir)) < 4:
+    while time.time() < deadline and _finished(tmp_path) < 4:
         time.sleep(0.05)
     proc.kill()
     proc.join()
-    finished = read_logs(log_dir)
-    assert 4 <= len(finished) < 16, "the run should have been killed part-way"
-    # a half-written line (a kill during a write) is ignored
-    with open(next(log_dir.glob("task-*.jsonl")), "a") as fh:
-        fh.write('{"theta": [3, 3], "valu')
-    raw, stats = _run(log_dir)
-    assert stats["resumed"] == len(finished) and stats["evaluated"] == 16 - len(finished)
-    fresh, _ = _run(tmp_path / "fresh")
-    pd.testing.assert_frame_equal(raw[["noise", "shift", *VALUES]], fresh[["noise", "shift", *VALUES]])
+    finished = _finished(tmp_path)
+    assert 4 <= finished < 16, "the run should have been killed part-way"
+    raw, _, stats = _run(tmp_path)
+    assert stats["resumed"] == finished and stats["evaluated"] == 16 - finished
+    pd.testing.assert_frame_equal(raw, _run(tmp_path / "fresh")[0])
+
+
+def test_another_fingerprint_recomputes_everything(tmp_path):
+    _run(tmp_path)
+    raw, _, stats = _run(tmp_path, fingerprint="changed-ssim-source")
+    assert stats["resumed"] == 0 and stats["evaluated"] == 16
+    assert _run(tmp_path)[2]["evaluated"] == 0, "the first fingerprint's rows are still there"
+
+
+def test_corrupt_row_is_reported_and_recomputed(tmp_path, capfd):
+    reference = _run(tmp_path)[0]
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:
+        db.execute("UPDATE units SET value = ? WHERE key = ?", (b'{"psi": 0.5', config_key("fp", (2, 1))))
+    raw, _, stats = _run(tmp_path)
+    assert stats["evaluated"] == 1
+    assert capfd.readouterr().err.count("fails its checksum") == 1
+    pd.testing.assert_frame_equal(raw, reference)
+
+
+def test_concurrent_runs_compute_each_configuration_once(tmp_path):
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_slow_run, args=(tmp_path, queue)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    results = [queue.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join()
+    assert sum(n for n, _ in results) == 16, "together the two runs evaluate each configuration exactly once"
+    assert all(n > 0 for n, _ in results), "both runs took part"
+    assert results[0][1] == results[1][1]
 
 
 def test_finalize_normalises_and_flags_front(tmp_path):
-    raw, _ = _run(tmp_path)
+    raw = _run(tmp_path)[0]
     table = finalize(raw, ["negmse", "negmax"])
     assert "accuracy" in table and "psi" not in table
     for col in ("delta_norm", "rho_negmse_norm", "rho_negmax_norm"):

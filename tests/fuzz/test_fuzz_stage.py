@@ -50,7 +50,7 @@ def digits_assets(tmp_path_factory, tiny_cnn, digits):
     return data
 
 
-def test_geometric_stage_writes_report_summary_metrics_and_figures(tmp_path):
+def test_geometric_stage_writes_report_summary_metrics_and_figures(tmp_path, monkeypatch):
     cfg = _cfg(tmp_path, "geometric")
     fuzz_stage.main(cfg)
     out = tmp_path / "out" / "fuzz" / "geometric"
@@ -60,6 +60,13 @@ def test_geometric_stage_writes_report_summary_metrics_and_figures(tmp_path):
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["mri"] == pytest.approx(report.mri_result.mri) and metrics["adapter"] == "geometric"
     assert not list(out.glob(".*tmp"))  # atomic writes leave no temporary files behind
+    assert "seconds" not in metrics and json.loads((out / "timings.json").read_text())["seconds"] >= 0
+    first = (out / "report.json").read_bytes()
+    (out / "report.json").unlink()
+    monkeypatch.setattr(fuzz_stage, "build_adapter", None)  # resumed from the store: the campaign does not run again
+    fuzz_stage.main(cfg)
+    monkeypatch.undo()
+    assert (out / "report.json").read_bytes() == first
     plot_stage.main(cfg)
     figures = tmp_path / "out" / "figures" / "fuzz" / "geometric"
     assert {p.name for p in figures.iterdir()} == {"omega.png", "sensitivity.png", "frontier.png", "thresholds.md"}

@@ -1,0 +1,113 @@
+"""What a cached value depends on, as one digest: its configuration, the source of the project modules
+that compute it, the versions of the libraries that change its numbers, and the pinned numerics.
+
+The modules are found from imports, not from a hand-kept list: `module_closure` follows every `import`
+statement (module level and inside functions) that names a project module, transitively, and
+`source_fingerprint` hashes the files it reached. The same closure gives each DVC stage its code
+dependencies (`scripts/stages.py`), so a cache key and a stage's deps cannot disagree.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Iterable
+
+from pipeline.numerics import PINNED
+
+ROOT = Path(__file__).resolve().parents[1]
+SEARCH_PATH = (ROOT, ROOT / "scripts")  # where project modules live: the package and the stage scripts
+PROJECT_PACKAGES = ("pipeline",)
+
+# Distributions whose versions can change a computed number (kernels, RNG streams, file encodings).
+NUMERIC_LIBRARIES = ("numpy", "scipy", "torch", "torchvision", "torchmetrics", "scikit-image", "scikit-learn",
+                     "imagecorruptions", "numba", "pillow", "opencv-python", "opencv-python-headless", "pymoo",
+                     "pandas", "pyarrow")
+
+
+def _module_file(name: str, search_path: tuple[Path, ...]) -> Path | None:
+    parts = name.split(".")
+    for base in search_path:
+        for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _is_project(name: str, search_path: tuple[Path, ...]) -> bool:
+    return name.split(".")[0] in PROJECT_PACKAGES or _module_file(name, search_path) is not None
+
+
+def _imported_names(path: Path) -> set[str]:
+    """Module names an import statement in `path` may load (for `from a import b`: `a` and `a.b`)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+@lru_cache(maxsize=None)
+def _closure(roots: tuple[str, ...], search_path: tuple[Path, ...]) -> tuple[Path, ...]:
+    seen: dict[str, Path] = {}
+    stack = list(roots)
+    while stack:
+        name = stack.pop()
+        if name in seen or not _is_project(name, search_path):
+            continue
+        path = _module_file(name, search_path)
+        if path is None:
+            continue  # `from pipeline.x import attribute`: the attribute is no module
+        seen[name] = path
+        parents = [".".join(name.split(".")[:k]) for k in range(1, name.count(".") + 1)]
+        stack.extend(parents)  # a package's __init__ runs when any of its modules is imported
+        stack.extend(_imported_names(path))
+    return tuple(sorted(set(seen.values())))
+
+
+def module_closure(roots: Iterable[str], search_path: tuple[Path, ...] = SEARCH_PATH) -> list[Path]:
+    """Files of the project modules `roots` import, directly or through each other (roots included)."""
+    return list(_closure(tuple(sorted(roots)), tuple(search_path)))
+
+
+def source_fingerprint(roots: Iterable[str], search_path: tuple[Path, ...] = SEARCH_PATH) -> str:
+    """Digest of the source of every module in the import closure of `roots`."""
+    h = hashlib.sha256()
+    for path in module_closure(roots, search_path):
+        base = next(b for b in search_path if path.is_relative_to(b))
+        h.update(str(path.relative_to(base)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def library_versions(names: Iterable[str] = NUMERIC_LIBRARIES) -> dict[str, str]:
+    """Installed versions of the numeric libraries (absent ones omitted)."""
+    out = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def digest(obj: Any) -> str:
+    """sha256 of the canonical JSON of `obj`."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def stage_fingerprint(config: Any, code_roots: Iterable[str]) -> str:
+    """Identity of everything a stage's values depend on except the unit itself: config, code, library
+    versions and pinned numerics. Combine with a unit's own description through `unit_key`."""
+    return digest({"config": config, "code": source_fingerprint(code_roots), "libraries": library_versions(),
+                   "numerics": PINNED})
+
+
+def unit_key(fingerprint: str, unit: Any) -> str:
+    """The resume-store key of one unit of work under a stage fingerprint."""
+    return digest({"stage": fingerprint, "unit": unit})

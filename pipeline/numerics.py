@@ -1,0 +1,70 @@
+"""The pinned numerical environment: the same bits from any x86-64 machine with AVX2.
+
+Numerical libraries choose code paths by CPU and thread count, and each choice changes rounding:
+torch's own kernels (ATen) by CPU capability, its convolutions (oneDNN) by instruction set, its BLAS
+(MKL) by CPU and threads, numpy's loops by SIMD extension, numpy's and scipy's BLAS (OpenBLAS) by core
+type, numba by target CPU. A digits CNN trained for three epochs gets another weight hash when any one of
+them changes. `PINNED` fixes every one of them to the AVX2 path (x86-64-v3: every x86 server CPU since
+2013), with one intra-op thread (parallelism comes from processes).
+
+These variables are read when each library loads, so they must be set before the interpreter imports
+numpy or torch: `ensure_pinned()` re-executes the running program with them when they are not already
+in force (what every stage script does first), and worker processes inherit them. `configure_torch()`
+sets the runtime switches that are not environment variables.
+
+Not covered: CPUs without AVX2 (the libraries then fall back to other code paths) and non-x86 CPUs.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+PINNED: dict[str, str] = {
+    # one intra-op thread: thread counts change how reductions are split
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "NUMBA_NUM_THREADS": "1",
+    # torch: ATen's vectorised kernels, oneDNN's convolutions, MKL's BLAS (conditional reproducibility)
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "DNNL_MAX_CPU_ISA": "AVX2",
+    "MKL_CBWR": "AVX2",
+    "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+    # numpy / scipy: OpenBLAS kernels and numpy's runtime-dispatched loops above x86-64-v3
+    "OPENBLAS_CORETYPE": "Haswell",
+    "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
+    # numba: code generated for one CPU model (kernels are compiled without fastmath)
+    "NUMBA_CPU_NAME": "haswell",
+    # hashing and CUDA's deterministic cuBLAS workspace (GPU runs)
+    "PYTHONHASHSEED": "0",
+    "CUBLAS_WORKSPACE_CONFIG": ":4096:8",
+}
+_MARK = "ROBUSTNESS_PINNED"  # set by the re-exec, so a library that edits the environment cannot cause a loop
+
+
+def pinned() -> bool:
+    """Whether this process runs with every variable of `PINNED`."""
+    return all(os.environ.get(key) == value for key, value in PINNED.items())
+
+
+def ensure_pinned() -> None:
+    """Re-execute this program under the pinned environment unless it already runs under it.
+
+    Call it first thing in an entry point; whatever was imported before is loaded again, pinned."""
+    if pinned():
+        return
+    if os.environ.get(_MARK) == "1":  # re-executed already: set what some library changed, do not loop
+        os.environ.update(PINNED)
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], {**os.environ, **PINNED, _MARK: "1"})
+
+
+def configure_torch() -> None:
+    """torch's runtime switches: one intra-op thread and deterministic algorithms."""
+    import torch
+
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)

@@ -1,0 +1,50 @@
+"""Where every stage reads and writes, as functions of the config. The scripts and the stage table that
+generates dvc.yaml (`scripts/stages.py`) call the same functions, so the two cannot disagree."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from _entry import ROOT
+
+
+def outputs(cfg) -> Path:
+    return ROOT / cfg.paths.outputs
+
+
+def data_dir(cfg) -> Path:
+    """Prepared assets of the configured benchmark (written by `prepare`)."""
+    return ROOT / cfg.paths.data / cfg.benchmark.name
+
+
+def store_path(cfg, stage: str, name: str) -> Path:
+    """The resume store of one stage (`pipeline.store`); outside DVC's outputs, which DVC deletes before a run."""
+    return ROOT / cfg.paths.data / "cache" / "store" / stage / f"{name}.sqlite"
+
+
+def prepare_metrics(cfg) -> Path:
+    return outputs(cfg) / "prepare" / f"{cfg.benchmark.name}.json"
+
+
+def table_path(cfg, benchmark: str | None = None) -> Path:
+    """The ground-truth table of `benchmark` (default: the configured one)."""
+    return outputs(cfg) / "groundtruth" / f"{benchmark or cfg.benchmark.name}.parquet"
+
+
+def sibling(path: Path, suffix: str) -> Path:
+    """`x.parquet` -> `x<suffix>` (summary, gallery and timings files beside a table)."""
+    return path.with_name(path.name.removesuffix(".parquet") + suffix)
+
+
+def shard_store(cfg, shard: int, num_shards: int) -> Path:
+    suffix = "all" if num_shards == 1 else f"shard-{shard}-of-{num_shards}"
+    return store_path(cfg, "groundtruth", f"{cfg.benchmark.name}-{suffix}")
+
+
+def asset_digest(folder: Path) -> str:
+    """Content digest of the prepared assets in `folder`, so a retrained model never resumes stale values."""
+    digest = hashlib.sha256()
+    for asset in sorted(folder.glob("*")):
+        if asset.is_file():
+            digest.update(asset.name.encode() + hashlib.sha256(asset.read_bytes()).digest())
+    return digest.hexdigest()
