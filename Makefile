@@ -4,7 +4,7 @@ BIN := $(abspath $(VENV))/bin
 export PATH := $(BIN):$(PATH)
 STAMP := $(VENV)/.installed
 
-.PHONY: env params repro test test-slow figures benchmarks clean-env
+.PHONY: env params repro test test-slow figures benchmarks clean-env dvc.yaml
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || python3 -m venv $(VENV)
@@ -16,6 +16,9 @@ env: $(STAMP)
 params: env  ## recompose params.yaml from conf/ (after editing conf/)
 	python scripts/compose_params.py
 
+dvc.yaml: env scripts/stages.py  ## regenerate dvc.yaml from the stage table (after adding a stage or an import)
+	python scripts/stages.py
+
 repro: env  ## run the whole pipeline (dvc repro) on params.yaml
 	dvc repro
 
@@ -26,10 +29,7 @@ test-slow: env
 	python -m pytest -q -m slow
 
 figures: env  ## re-render every figure from the tables only
-	python scripts/plot_groundtruth.py
-	python scripts/plot_recall.py
-	python scripts/plot_paired.py
-	for a in geometric weights severity; do python scripts/plot_fuzz.py --params fuzz.adapter=$$a || exit 1; done
+	for s in $$(dvc stage list --name-only | grep -E '^figures_'); do dvc repro --force --single-item $$s || exit 1; done
 
 benchmarks: env  ## speed ratios measured in one run each
 	for b in benchmarks/bench_*.py; do echo "== $$b"; python $$b || exit 1; done

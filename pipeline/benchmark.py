@@ -16,6 +16,7 @@ import numpy as np
 
 from pipeline.perturb.compose import PrefixCache, compose
 from pipeline.perturb.registry import Perturbation
+from pipeline.registry import Registry
 from pipeline.space import Space
 
 Predict = Callable[[Any], np.ndarray]
@@ -28,13 +29,12 @@ def accuracy(predictions: np.ndarray, labels: np.ndarray) -> float:
     return float(np.mean(np.asarray(predictions) == np.asarray(labels)))
 
 
-TASK_METRICS: dict[str, TaskMetric] = {"accuracy": accuracy}
+TASK_METRICS: Registry[TaskMetric] = Registry("task metric")
+TASK_METRICS.register("accuracy", accuracy)
 
 
 def get_task_metric(name: str) -> TaskMetric:
-    if name not in TASK_METRICS:
-        raise ValueError(f"unknown task metric {name!r}; valid choices: {', '.join(sorted(TASK_METRICS))}")
-    return TASK_METRICS[name]
+    return TASK_METRICS.get(name)
 
 
 @dataclass

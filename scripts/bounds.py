@@ -4,7 +4,8 @@
 """
 from __future__ import annotations
 
-from _entry import ROOT, plain, run_stage
+from _entry import plain, run_stage
+from paths import paired_dir, records_path
 
 from pipeline.io import write_json, write_parquet, write_text
 from pipeline.paired import bounds_table, model_thresholds, read_records, width_summary
@@ -12,11 +13,11 @@ from pipeline.paired import bounds_table, model_thresholds, read_records, width_
 
 def main(cfg) -> None:
     spec = plain(cfg.paired)
-    records = read_records(ROOT / cfg.paths.outputs / "records" / f"{spec['source']}.parquet")
+    records = read_records(records_path(cfg))
     thresholds = model_thresholds(records, spec["clean_coverage"], spec["policy_coverages"])
     bounds, cells = bounds_table(records, thresholds, progress=spec["progress"])
     widths = width_summary(bounds)
-    out = ROOT / cfg.paths.outputs / "paired" / spec["source"]
+    out = paired_dir(cfg)
     write_parquet(thresholds, out / "thresholds.parquet")
     write_parquet(bounds, out / "bounds.parquet")
     write_parquet(cells, out / "cells.parquet")

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _entry import ROOT, plain, run_stage
-from paths import asset_digest, store_path
+from _entry import plain, run_stage
+from paths import asset_digest, fuzz_assets, fuzz_dir, store_path
 
 from pipeline.fingerprint import stage_fingerprint, unit_key
 from pipeline.fuzz.adapters import ADAPTERS, Adapter, check_adapter_name, run_adapter_campaign, split_settings, stratified_subset
@@ -30,10 +30,10 @@ ADAPTER_KEYS = {
 }
 
 
-def _digits_assets(cfg, opts: dict):
+def _digits_assets(cfg, name: str, opts: dict):
     from pipeline.models.cnn import load_cnn
 
-    folder = ROOT / cfg.paths.data / opts["data_dir"]
+    folder = fuzz_assets(cfg, name)
     model_path, splits_path = folder / "model.pt", folder / "splits.npz"
     if not model_path.exists() or not splits_path.exists():
         raise ValueError(f"the {opts['data_dir']} model or splits are missing under {folder}; run the prepare stage first")
@@ -46,28 +46,23 @@ def _digits_assets(cfg, opts: dict):
 
 
 def build_adapter(cfg, name: str, opts: dict) -> Adapter:
+    factory = ADAPTERS.get(name)
     if name == "geometric":
-        from pipeline.fuzz.adapters.geometric import geometric_adapter
-
-        return geometric_adapter(seed=int(opts["split_seed"]), test_fraction=float(opts["test_fraction"]))
-    model, x, y = _digits_assets(cfg, opts)
+        return factory(seed=int(opts["split_seed"]), test_fraction=float(opts["test_fraction"]))
+    model, x, y = _digits_assets(cfg, name, opts)
     if name == "weights":
-        from pipeline.fuzz.adapters.weights import weights_adapter
-
-        return weights_adapter(model, x, y)
-    from pipeline.fuzz.adapters.severity import severity_adapter
-
-    return severity_adapter(model, x, y, families=opts["families"], seed=int(opts["perturbation_seed"]),
-                            operating_severity=float(opts["operating_severity"]))
+        return factory(model, x, y)
+    return factory(model, x, y, families=opts["families"], seed=int(opts["perturbation_seed"]),
+                   operating_severity=float(opts["operating_severity"]))
 
 
 def out_dir(cfg, name: str) -> Path:
-    return ROOT / cfg.paths.outputs / "fuzz" / name
+    return fuzz_dir(cfg, name)
 
 
 def campaign_key(cfg, name: str, settings: dict) -> str:
     """Everything a campaign's report depends on: settings, seed, the prepared assets it reads, code, libraries."""
-    folder = ROOT / cfg.paths.data / settings["data_dir"] if "data_dir" in settings else None
+    folder = fuzz_assets(cfg, name) if "data_dir" in settings else None
     assets = asset_digest(folder) if folder is not None and folder.is_dir() else None
     code = stage_fingerprint({"adapter": name, "settings": settings, "seed": int(cfg.fuzz.seed), "assets": assets},
                              ("pipeline.fuzz.adapters", f"pipeline.fuzz.adapters.{name}"))

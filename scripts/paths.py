@@ -48,3 +48,32 @@ def asset_digest(folder: Path) -> str:
         if asset.is_file():
             digest.update(asset.name.encode() + hashlib.sha256(asset.read_bytes()).digest())
     return digest.hexdigest()
+
+
+def groundtruth_figures(cfg) -> Path:
+    return outputs(cfg) / "figures" / "groundtruth" / str(cfg.benchmark.name)
+
+
+def records_path(cfg) -> Path:
+    return outputs(cfg) / "records" / f"{cfg.paired.source}.parquet"
+
+
+def paired_dir(cfg) -> Path:
+    return outputs(cfg) / "paired" / str(cfg.paired.source)
+
+
+def paired_figures(cfg) -> Path:
+    return outputs(cfg) / "figures" / "paired" / str(cfg.paired.source)
+
+
+def fuzz_dir(cfg, adapter: str) -> Path:
+    return outputs(cfg) / "fuzz" / adapter
+
+
+def fuzz_figures(cfg, adapter: str) -> Path:
+    return outputs(cfg) / "figures" / "fuzz" / adapter
+
+
+def fuzz_assets(cfg, adapter: str) -> Path:
+    """The prepared model folder a digits-model adapter reads (`fuzz.adapters.<adapter>.data_dir`)."""
+    return ROOT / cfg.paths.data / cfg.fuzz.adapters[adapter].data_dir

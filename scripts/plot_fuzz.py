@@ -6,7 +6,8 @@ the frontier's MRIs) and thresholds.md.
 """
 from __future__ import annotations
 
-from _entry import ROOT, run_stage
+from _entry import run_stage
+from paths import fuzz_dir, fuzz_figures
 
 from pipeline.figures.fuzz import render_fuzz_figures
 from pipeline.fuzz.adapters import check_adapter_name
@@ -17,11 +18,11 @@ def main(cfg) -> None:
     if "fuzz" not in cfg:
         raise ValueError("the configuration has no `fuzz` section; add `- fuzz: default` to conf/config.yaml's defaults")
     name = check_adapter_name(str(cfg.fuzz.adapter))
-    source = ROOT / cfg.paths.outputs / "fuzz" / name / "report.json"
+    source = fuzz_dir(cfg, name) / "report.json"
     if not source.exists():
         raise ValueError(f"no fuzz report at {source}; run `python scripts/fuzz.py fuzz.adapter={name}` first")
     report = StructuralFuzzReport.from_json(source.read_text())
-    for path in render_fuzz_figures(report, ROOT / cfg.paths.outputs / "figures" / "fuzz" / name):
+    for path in render_fuzz_figures(report, fuzz_figures(cfg, name)):
         print(path)
 
 

@@ -5,8 +5,8 @@ import json
 
 import numpy as np
 import pandas as pd
-from _entry import ROOT, run_stage
-from paths import sibling, table_path
+from _entry import run_stage
+from paths import groundtruth_figures, sibling, table_path
 
 from pipeline.figures.groundtruth import plot_gallery, plot_pareto_fronts
 from pipeline.io import atomic_path
@@ -21,12 +21,12 @@ def main(cfg) -> None:
     name, metrics = cfg.benchmark.name, list(cfg.benchmark.fidelity)
     dims = list(cfg.benchmark.perturbations)
     table = pd.read_parquet(table_path(cfg))
-    out = ROOT / cfg.paths.outputs / "figures" / "groundtruth"
-    save(plot_pareto_fronts(table, metrics, len(dims), name), out / f"{name}_pareto.png")
+    out = groundtruth_figures(cfg)
+    save(plot_pareto_fronts(table, metrics, len(dims), name), out / "pareto.png")
     with np.load(sibling(table_path(cfg), ".gallery.npz")) as z:
         for m in metrics:
-            save(plot_gallery(z["thetas"], z["images"], z["clean"], table, dims, m), out / f"{name}_gallery_{m}.png")
-    print(json.dumps({"figures": sorted(p.name for p in out.glob(f"{name}_*.png"))}))
+            save(plot_gallery(z["thetas"], z["images"], z["clean"], table, dims, m), out / f"gallery_{m}.png")
+    print(json.dumps({"figures": sorted(p.name for p in out.glob("*.png"))}))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 import pandas as pd
-from _entry import ROOT, plain, run_stage
+from _entry import plain, run_stage
+from paths import paired_dir, paired_figures
 
 from pipeline.figures.paired import illustration_markdown, plot_certified, plot_widths
 from pipeline.io import atomic_path, write_text
@@ -22,11 +23,11 @@ def _save(fig, path) -> None:
 def main(cfg) -> None:
     spec = plain(cfg.paired)
     source = spec["source"]
-    tables = ROOT / cfg.paths.outputs / "paired" / source
-    figures = ROOT / cfg.paths.outputs / "figures" / "paired"
-    _save(plot_widths(pd.read_csv(tables / "widths.csv").assign(source=source)), figures / f"{source}_widths.png")
+    tables = paired_dir(cfg)
+    figures = paired_figures(cfg)
+    _save(plot_widths(pd.read_csv(tables / "widths.csv").assign(source=source)), figures / "widths.png")
     certified = pd.read_csv(tables / "certified.csv").assign(source=source)
-    _save(plot_certified(certified, spec["primary_lambda"]), figures / f"{source}_certified.png")
+    _save(plot_certified(certified, spec["primary_lambda"]), figures / "certified.png")
     bounds = pd.read_parquet(tables / "bounds.parquet")
     comparisons = pd.read_parquet(tables / "policy_comparisons.parquet")
     case = illustration_case(bounds, comparisons, spec["primary_lambda"])

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from _entry import ROOT, plain, run_stage
+from _entry import plain, run_stage
+from paths import paired_dir, records_path
 
 from pipeline.io import write_json, write_parquet, write_text
 from pipeline.paired import certified_summary, model_thresholds, policies_tables, read_records, selection_summary
@@ -16,13 +17,13 @@ from pipeline.paired import certified_summary, model_thresholds, policies_tables
 
 def main(cfg) -> None:
     spec = plain(cfg.paired)
-    records = read_records(ROOT / cfg.paths.outputs / "records" / f"{spec['source']}.parquet")
+    records = read_records(records_path(cfg))
     thresholds = model_thresholds(records, spec["clean_coverage"], spec["policy_coverages"])
     tables = policies_tables(records, thresholds, spec["lambdas"], spec["levels"], progress=spec["progress"])
     certified = pd.concat([certified_summary(tables["comparisons"], cost) for cost in ("transition", "natural")],
                           ignore_index=True)
     selection = selection_summary(tables["selection"], "I5")
-    out = ROOT / cfg.paths.outputs / "paired" / spec["source"]
+    out = paired_dir(cfg)
     for name, table in tables.items():
         write_parquet(table, out / f"policy_{name}.parquet")
     write_text(certified.to_csv(index=False), out / "certified.csv")

@@ -2,17 +2,17 @@
 from __future__ import annotations
 
 
-from _entry import ROOT, plain, run_stage
+from _entry import plain, run_stage
+from paths import data_dir, prepare_metrics
 
-from pipeline.builders import prepare
+from pipeline.preparation import prepare
 from pipeline.io import write_json
 
 
 def main(cfg) -> None:
     spec = plain(cfg.benchmark)
-    data_dir = ROOT / cfg.paths.data / spec["name"]
-    metrics = prepare(spec, data_dir)
-    write_json(metrics, ROOT / cfg.paths.outputs / "prepare" / f"{spec['name']}.json")
+    metrics = prepare(spec, data_dir(cfg))
+    write_json(metrics, prepare_metrics(cfg))
     print({k: round(v, 4) for k, v in metrics.items()})
 
 

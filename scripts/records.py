@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from _entry import ROOT, plain, run_stage
+from _entry import plain, run_stage
+from paths import records_path
 from tqdm import tqdm
 
 from pipeline.data.digits import load_digits_splits
@@ -47,7 +48,7 @@ def main(cfg) -> None:
             parts.append(records_from_probabilities(model_spec["name"], model_spec["family"], condition, image_ids,
                                                     test_y, split, clean, pert))
     records = pd.concat(parts, ignore_index=True)
-    out = ROOT / cfg.paths.outputs / "records"
+    out = records_path(cfg).parent
     write_records(records, out / f"{spec['source']}.parquet", n_classes=int(train_y.max()) + 1)
     write_json({"n_records": len(records), "n_models": len(rec["models"]), "n_conditions": len(conditions),
                 "n_images": len(test_y), "n_dev": int((split == "dev").sum()), "models": metrics},

@@ -25,6 +25,7 @@ from sklearn.preprocessing import StandardScaler
 
 from pipeline.models.cnn import predict_proba as cnn_predict_proba
 from pipeline.models.cnn import train_cnn
+from pipeline.registry import Registry
 
 
 def grey_features(images: np.ndarray, size: int = 8) -> np.ndarray:
@@ -92,7 +93,9 @@ def _knn(n_neighbors: int = 5, feature_size: int = 8) -> SklearnModel:
     return SklearnModel(KNeighborsClassifier(n_neighbors=n_neighbors), feature_size)
 
 
-KINDS: dict[str, Callable[..., Any]] = {"cnn": CNNModel, "mlp": _mlp, "logreg": _logreg, "forest": _forest, "knn": _knn}
+KINDS: Registry[Callable[..., Any]] = Registry("zoo model kind")
+for _kind, _factory in {"cnn": CNNModel, "mlp": _mlp, "logreg": _logreg, "forest": _forest, "knn": _knn}.items():
+    KINDS.register(_kind, _factory)
 
 
 def build_model(spec: dict) -> Any:
@@ -103,10 +106,9 @@ def build_model(spec: dict) -> Any:
             raise ValueError(f"zoo model spec {spec} lacks {key!r}; a spec needs name, family and kind")
     spec.pop("name"), spec.pop("family")
     kind = spec.pop("kind")
-    if kind not in KINDS:
-        raise ValueError(f"unknown zoo model kind {kind!r}; valid kinds are {sorted(KINDS)}")
+    factory = KINDS.get(kind)
     try:
-        return KINDS[kind](**spec)
+        return factory(**spec)
     except TypeError as err:
         raise ValueError(f"bad options {spec} for zoo model kind {kind!r}: {err}") from None
 

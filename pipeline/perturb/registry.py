@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from pipeline.registry import Registry
+
 Apply = Callable[[Any, int, int], Any]
 
 
@@ -26,30 +28,25 @@ class Perturbation:
         return x if level == 0 else self._apply(x, level, seed)
 
 
-_FACTORIES: dict[str, Callable[[], Perturbation]] = {}
+def _builtins(registry: "Registry[Callable[[], Perturbation]]") -> None:
+    from pipeline.perturb import imagenet_c
+
+    for corruption in imagenet_c.corruption_names("all"):
+        registry.register(corruption, lambda c=corruption: Perturbation(c, "vision", 5, lambda x, lvl, s, c=c: imagenet_c.corrupt(x, c, lvl, s)))
+
+
+PERTURBATIONS: Registry[Callable[[], Perturbation]] = Registry("perturbation", _builtins)
 
 
 def register(name: str, factory: Callable[[], Perturbation]) -> None:
-    _FACTORIES[name] = factory
+    """Add a family: `factory()` builds its `Perturbation`."""
+    PERTURBATIONS.register(name, factory)
 
 
 def available() -> list[str]:
-    _register_builtins()
-    return sorted(_FACTORIES)
+    return sorted(PERTURBATIONS.names())
 
 
 def get_perturbation(name: str) -> Perturbation:
     """The family called `name`, or a ValueError listing the valid names."""
-    _register_builtins()
-    if name not in _FACTORIES:
-        raise ValueError(f"unknown perturbation {name!r}; valid choices: {', '.join(sorted(_FACTORIES))}")
-    return _FACTORIES[name]()
-
-
-def _register_builtins() -> None:
-    if _FACTORIES:
-        return
-    from pipeline.perturb import imagenet_c
-
-    for corruption in imagenet_c.corruption_names("all"):
-        register(corruption, lambda c=corruption: Perturbation(c, "vision", 5, lambda x, lvl, s, c=c: imagenet_c.corrupt(x, c, lvl, s)))
+    return PERTURBATIONS.get(name)()

@@ -11,18 +11,17 @@ from pipeline.search.evolution import DeltaOnly, GeneticAlgorithm, RhoOnly, Test
 from pipeline.search.greedy import GreedySearch
 from pipeline.search.oracle import Oracle
 from pipeline.search.random_search import RandomSearch
+from pipeline.registry import Registry
 from pipeline.space import Space
 
-METHODS: dict[str, type[Method]] = {
-    cls.name: cls for cls in (TestNav, GreedySearch, GeneticAlgorithm, RandomSearch, DeltaOnly, RhoOnly, CoverageSearch)
-}
+METHODS: Registry[type[Method]] = Registry("search method")
+for _cls in (TestNav, GreedySearch, GeneticAlgorithm, RandomSearch, DeltaOnly, RhoOnly, CoverageSearch):
+    METHODS.register(_cls.name, _cls)
 
 
 def method_class(name: str) -> type[Method]:
     """The class registered as `name`; fails with the list of valid names."""
-    if name not in METHODS:
-        raise ValueError(f"unknown search method {name!r}; valid choices: {', '.join(METHODS)}")
-    return METHODS[name]
+    return METHODS.get(name)
 
 
 def get_method(name: str, **hyperparameters: Any) -> Method:

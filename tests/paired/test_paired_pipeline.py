@@ -99,7 +99,7 @@ def test_policy_tables(tiny_run):
 
 
 def test_figures(tiny_run):
-    for name in ("digits_widths.png", "digits_certified.png"):
-        assert (tiny_run / "figures/paired" / name).stat().st_size > 5000
+    for name in ("widths.png", "certified.png"):
+        assert (tiny_run / "figures/paired/digits" / name).stat().st_size > 5000
     text = (tiny_run / "paired/digits/illustration.md").read_text()
     assert text.startswith("# Worked single-cell illustration")

@@ -32,7 +32,7 @@ def test_every_kind_predicts_probabilities(toy, spec):
 
 def test_zoo_specs_are_checked():
     assert set(KINDS) == {"cnn", "mlp", "logreg", "forest", "knn"}
-    with pytest.raises(ValueError, match="valid kinds"):
+    with pytest.raises(ValueError, match="unknown zoo model kind .*; valid choices: cnn, mlp"):
         build_model({"name": "m", "family": "f", "kind": "svm"})
     with pytest.raises(ValueError, match="lacks 'family'"):
         build_model({"name": "m", "kind": "knn"})

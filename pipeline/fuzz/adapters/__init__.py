@@ -10,12 +10,24 @@ and where the campaign should analyse the model when its best configuration is n
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 import numpy as np
 
 from pipeline.fuzz.evaluator import EvaluateBatchFn, EvaluateFn
+from pipeline.registry import Registry
 
-ADAPTERS = ("geometric", "weights", "severity")
+
+
+def _builtins(registry: "Registry[Callable[..., Adapter]]") -> None:
+    from pipeline.fuzz.adapters.geometric import geometric_adapter
+    from pipeline.fuzz.adapters.severity import severity_adapter
+    from pipeline.fuzz.adapters.weights import weights_adapter
+
+    for name, factory in (("geometric", geometric_adapter), ("weights", weights_adapter), ("severity", severity_adapter)):
+        registry.register(name, factory)
+
+
+ADAPTERS: "Registry[Callable[..., Adapter]]" = Registry("fuzz adapter", _builtins)  # name -> factory of an Adapter
 
 
 @dataclass(frozen=True)
@@ -40,8 +52,7 @@ class Adapter:
 
 def check_adapter_name(name: str) -> str:
     """`name` if it is a known adapter, else a ValueError listing the valid ones."""
-    if name not in ADAPTERS:
-        raise ValueError(f"unknown fuzz adapter {name!r}; valid choices: {', '.join(ADAPTERS)}")
+    ADAPTERS.get(name)
     return name
 
 

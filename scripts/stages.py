@@ -1,0 +1,151 @@
+"""The stage table: every DVC stage, its command, params, inputs and outputs, from which `dvc.yaml` is
+generated (`make dvc.yaml`; a test checks the committed file is current).
+
+Generated rather than hand-written because the two things that drift by hand come for free here: each
+stage's code dependencies are the transitive project imports of its script (`pipeline.fingerprint`,
+the same closure that keys the resume store), and its inputs and outputs are the path functions of
+`scripts/paths.py` that the scripts themselves write to, evaluated on a config whose values are DVC's
+`${...}` templates. Adding a stage is one entry here.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import yaml
+from _entry import ROOT
+from paths import (data_dir, fuzz_assets, fuzz_dir, fuzz_figures, groundtruth_figures, outputs, paired_dir, paired_figures,
+                   prepare_metrics, records_path, sibling, table_path)
+from search_paths import summary_dir, tune_dir
+
+from pipeline.fingerprint import module_closure
+from pipeline.io import write_text
+
+Paths = Callable[[object], list[Path]]
+FUZZ_ADAPTERS = ("geometric", "weights", "severity")
+
+
+class Template:
+    """A config whose every value is the DVC template naming it: `cfg.benchmark.name` -> `${benchmark.name}`."""
+
+    def __init__(self, key: str = ""):
+        self._key = key
+
+    def __getattr__(self, key: str) -> "Template":
+        return Template(f"{self._key}.{key}" if self._key else key)
+
+    __getitem__ = __getattr__
+
+    def __str__(self) -> str:
+        return "${" + self._key + "}"
+
+    __fspath__ = __format__ = lambda self, *_: str(self)  # noqa: E731
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One DVC stage: `python scripts/<script>.py <args>`."""
+
+    name: str
+    script: str
+    params: tuple[str, ...]
+    deps: Paths = lambda cfg: []          # data inputs (outputs of earlier stages)
+    outs: Paths = lambda cfg: []          # cached in DVC
+    committed: Paths = lambda cfg: []     # small outputs kept in git (cache: false)
+    metrics: Paths = lambda cfg: []
+    plots: Paths = lambda cfg: []
+    args: str = ""
+    notes: dict = field(default_factory=dict)
+
+    def entry(self) -> dict:
+        cfg = Template()
+        rel = lambda paths: [str(Path(p).relative_to(ROOT)) for p in paths]  # noqa: E731
+        code = rel(module_closure([self.script]))
+        out: dict = {"cmd": f"python scripts/{self.script}.py" + (f" {self.args}" if self.args else ""),
+                     "deps": code + rel(self.deps(cfg)), "params": list(self.params)}
+        if self.outs(cfg):
+            out["outs"] = rel(self.outs(cfg))
+        uncached = [{p: {"cache": False}} for p in rel(self.committed(cfg))]
+        if uncached:
+            out.setdefault("outs", []).extend(uncached)
+        for kind, paths in (("metrics", self.metrics(cfg)), ("plots", self.plots(cfg))):
+            if paths:
+                out[kind] = [{p: {"cache": False}} for p in rel(paths)]
+        return out
+
+
+def _search_dir(cfg) -> Path:
+    return outputs(cfg) / "search" / str(cfg.benchmark.name)
+
+
+def _fuzz_stages() -> list[Stage]:
+    stages = []
+    for a in FUZZ_ADAPTERS:
+        assets = (lambda cfg, a=a: [fuzz_assets(cfg, a)]) if a != "geometric" else (lambda cfg: [])
+        stages.append(Stage(f"fuzz_{a}", "fuzz", ("fuzz.seed", f"fuzz.adapters.{a}"), args=f"--params fuzz.adapter={a}",
+                            deps=assets, outs=lambda cfg, a=a: [fuzz_dir(cfg, a) / "report.json"],
+                            committed=lambda cfg, a=a: [fuzz_dir(cfg, a) / "summary.txt"],
+                            metrics=lambda cfg, a=a: [fuzz_dir(cfg, a) / "metrics.json"]))
+        stages.append(Stage(f"figures_fuzz_{a}", "plot_fuzz", ("fuzz.adapter",), args=f"--params fuzz.adapter={a}",
+                            deps=lambda cfg, a=a: [fuzz_dir(cfg, a) / "report.json"],
+                            committed=lambda cfg, a=a: [fuzz_figures(cfg, a)]))
+    return stages
+
+
+STAGES: list[Stage] = [
+    Stage("prepare", "prepare", ("benchmark.name", "benchmark.dataset", "benchmark.model", "benchmark.features"),
+          outs=lambda cfg: [data_dir(cfg)], metrics=lambda cfg: [prepare_metrics(cfg)]),
+    Stage("groundtruth", "groundtruth", ("benchmark",), deps=lambda cfg: [data_dir(cfg)],
+          outs=lambda cfg: [table_path(cfg), sibling(table_path(cfg), ".gallery.npz")],
+          metrics=lambda cfg: [sibling(table_path(cfg), ".summary.json")]),
+    Stage("figures_groundtruth", "plot_groundtruth", ("benchmark.name", "benchmark.fidelity", "benchmark.perturbations"),
+          deps=lambda cfg: [table_path(cfg), sibling(table_path(cfg), ".gallery.npz")],
+          committed=lambda cfg: [groundtruth_figures(cfg)]),
+    Stage("search", "search", ("benchmark.name", "benchmark.perturbations", "benchmark.levels", "benchmark.fidelity", "search"),
+          deps=lambda cfg: [table_path(cfg)], outs=lambda cfg: [_search_dir(cfg)]),
+    Stage("search_summary", "search_summary", ("search.table2_methods", "search.summary_benchmarks"),
+          deps=lambda cfg: [_search_dir(cfg), table_path(cfg)],
+          outs=lambda cfg: [summary_dir(cfg) / "runs.csv", summary_dir(cfg) / "summary.csv"],
+          committed=lambda cfg: [summary_dir(cfg) / "table2.csv", summary_dir(cfg) / "table2.md"],
+          metrics=lambda cfg: [summary_dir(cfg) / "metrics.json"]),
+    Stage("figures_search", "plot_recall", ("search.table2_methods", "search.fig3_methods", "search.summary_benchmarks"),
+          deps=lambda cfg: [_search_dir(cfg), table_path(cfg)],
+          plots=lambda cfg: [outputs(cfg) / "figures" / "search_recall.png", outputs(cfg) / "figures" / "search_single_objective.png"]),
+    Stage("tune", "tune", ("search.tune", "search.budget_factor"), deps=lambda cfg: [table_path(cfg)],
+          outs=lambda cfg: [tune_dir(cfg) / "grid.parquet"], committed=lambda cfg: [tune_dir(cfg) / "grid.csv"],
+          metrics=lambda cfg: [tune_dir(cfg) / "choice.json"]),
+    Stage("records", "records", ("paired.source", "paired.records"), outs=lambda cfg: [records_path(cfg)],
+          metrics=lambda cfg: [sibling(records_path(cfg), ".json")]),
+    Stage("bounds", "bounds", ("paired.source", "paired.clean_coverage", "paired.policy_coverages"),
+          deps=lambda cfg: [records_path(cfg)],
+          outs=lambda cfg: [paired_dir(cfg) / f for f in ("thresholds.parquet", "bounds.parquet", "cells.parquet")],
+          metrics=lambda cfg: [paired_dir(cfg) / "bounds.json"], plots=lambda cfg: [paired_dir(cfg) / "widths.csv"]),
+    Stage("policies", "policies", ("paired.source", "paired.clean_coverage", "paired.policy_coverages", "paired.lambdas",
+                                   "paired.primary_lambda", "paired.levels"),
+          deps=lambda cfg: [records_path(cfg)],
+          outs=lambda cfg: [paired_dir(cfg) / f"policy_{t}.parquet" for t in ("costs", "comparisons", "selection")],
+          committed=lambda cfg: [paired_dir(cfg) / "table4.md"], metrics=lambda cfg: [paired_dir(cfg) / "policies.json"],
+          plots=lambda cfg: [paired_dir(cfg) / "certified.csv", paired_dir(cfg) / "selection.csv"]),
+    Stage("figures_paired", "plot_paired", ("paired.source", "paired.primary_lambda"),
+          deps=lambda cfg: [paired_dir(cfg) / f for f in ("widths.csv", "certified.csv", "bounds.parquet",
+                                                           "policy_costs.parquet", "policy_comparisons.parquet")],
+          committed=lambda cfg: [paired_figures(cfg), paired_dir(cfg) / "illustration.md"]),
+    *_fuzz_stages(),
+]
+
+
+def dvc_yaml() -> str:
+    """The text of dvc.yaml."""
+    header = ("# Generated by scripts/stages.py (`make dvc.yaml`); edit the stage table there, not this file.\n"
+              "# `dvc repro` regenerates every result and figure on params.yaml (`dvc exp run -S benchmark=tiny`\n"
+              "# composes conf/ with an override first).\n")
+    body = {"stages": {s.name: s.entry() for s in STAGES}}
+    return header + yaml.safe_dump(body, sort_keys=False, width=120)
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "dvc.yaml"
+    write_text(dvc_yaml(), target)
+    print(f"wrote {target} ({len(STAGES)} stages)")
