@@ -4,14 +4,24 @@ BIN := $(abspath $(VENV))/bin
 export PATH := $(BIN):$(PATH)
 STAMP := $(VENV)/.installed
 
-.PHONY: env params repro test test-slow figures benchmarks clean-env dvc.yaml
+.PHONY: env params repro test test-slow figures benchmarks clean-env dvc.yaml lock
 
-$(STAMP): pyproject.toml
+WORDNET := /usr/share/wordnet/index.sense
+
+$(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || python3 -m venv $(VENV)
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -r requirements.lock
+	$(BIN)/pip install -q --no-deps -e .
 	touch $(STAMP)
 
-env: $(STAMP)
+$(WORDNET):  ## WordNet 3.0 for the text synonym family (Debian packages; needs root)
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wordnet-base wordnet-sense-index
+
+env: $(STAMP) $(WORDNET)
+
+lock: ## re-resolve pyproject.toml's dependencies in a scratch venv and pin every version in requirements.lock
+	rm -rf .lock-venv && python3 -m venv .lock-venv && .lock-venv/bin/pip install -q -e '.[dev]'
+	.lock-venv/bin/pip freeze --exclude-editable | grep -v '^-e' > requirements.lock && rm -rf .lock-venv
 
 params: env  ## recompose params.yaml from conf/ (after editing conf/)
 	python scripts/compose_params.py

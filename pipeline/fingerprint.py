@@ -25,7 +25,7 @@ PROJECT_PACKAGES = ("pipeline",)
 # Distributions whose versions can change a computed number (kernels, RNG streams, file encodings).
 NUMERIC_LIBRARIES = ("numpy", "scipy", "torch", "torchvision", "torchmetrics", "scikit-image", "scikit-learn",
                      "imagecorruptions", "numba", "pillow", "opencv-python", "opencv-python-headless", "pymoo",
-                     "pandas", "pyarrow")
+                     "pandas", "pyarrow", "nltk", "textblob")
 
 
 def _module_file(name: str, search_path: tuple[Path, ...]) -> Path | None:

@@ -28,11 +28,29 @@ class Perturbation:
         return x if level == 0 else self._apply(x, level, seed)
 
 
+def _text_family(name: str) -> Perturbation:
+    from pipeline.perturb import text  # nltk and textblob load only when a text family is used
+
+    return Perturbation(name, "text", text.MAX_LEVEL, text.APPLY[name])
+
+
+def _code_family(name: str) -> Perturbation:
+    from pipeline.perturb import code
+
+    return Perturbation(name, "code", code.MAX_LEVEL, code.APPLY[name])
+
+
 def _builtins(registry: "Registry[Callable[[], Perturbation]]") -> None:
+    """ImageNet-C's corruptions (vision), TestNav's text families (synonym, typo, contraction,
+    punctuation) and ReCode's code families (butterfingers, char_case, whitespace, newline), §4.1."""
     from pipeline.perturb import imagenet_c
 
     for corruption in imagenet_c.corruption_names("all"):
         registry.register(corruption, lambda c=corruption: Perturbation(c, "vision", 5, lambda x, lvl, s, c=c: imagenet_c.corrupt(x, c, lvl, s)))
+    for name in ("synonym", "typo", "contraction", "punctuation"):
+        registry.register(name, lambda n=name: _text_family(n))
+    for name in ("butterfingers", "char_case", "whitespace", "newline"):
+        registry.register(name, lambda n=name: _code_family(n))
 
 
 PERTURBATIONS: Registry[Callable[[], Perturbation]] = Registry("perturbation", _builtins)
