@@ -21,6 +21,9 @@ from pipeline.numerics import PINNED
 ROOT = Path(__file__).resolve().parents[1]
 SEARCH_PATH = (ROOT, ROOT / "scripts")  # where project modules live: the package and the stage scripts
 PROJECT_PACKAGES = ("pipeline",)
+# Modules that check or route but compute no value: their own source counts, what they import to check
+# names against the registries (or to list the stages) does not.
+LEAVES = ("pipeline.config", "stages")
 
 # Distributions whose versions can change a computed number (kernels, RNG streams, file encodings).
 NUMERIC_LIBRARIES = ("numpy", "scipy", "torch", "torchvision", "torchmetrics", "scikit-image", "scikit-learn",
@@ -53,6 +56,10 @@ def _imported_names(path: Path) -> set[str]:
     return names
 
 
+def _leaf(name: str) -> str | None:
+    return next((leaf for leaf in LEAVES if name == leaf or name.startswith(leaf + ".")), None)
+
+
 @lru_cache(maxsize=None)
 def _closure(roots: tuple[str, ...], search_path: tuple[Path, ...]) -> tuple[Path, ...]:
     seen: dict[str, Path] = {}
@@ -67,12 +74,14 @@ def _closure(roots: tuple[str, ...], search_path: tuple[Path, ...]) -> tuple[Pat
         seen[name] = path
         parents = [".".join(name.split(".")[:k]) for k in range(1, name.count(".") + 1)]
         stack.extend(parents)  # a package's __init__ runs when any of its modules is imported
-        stack.extend(_imported_names(path))
+        leaf = _leaf(name)
+        stack.extend(n for n in _imported_names(path) if leaf is None or _leaf(n) == leaf)
     return tuple(sorted(set(seen.values())))
 
 
 def module_closure(roots: Iterable[str], search_path: tuple[Path, ...] = SEARCH_PATH) -> list[Path]:
-    """Files of the project modules `roots` import, directly or through each other (roots included)."""
+    """Files of the project modules `roots` import, directly or through each other (roots included);
+    the imports of `LEAVES` outside their own package are not followed."""
     return list(_closure(tuple(sorted(roots)), tuple(search_path)))
 
 

@@ -7,7 +7,9 @@ and sets those keys (how one script serves several DVC stages). Run with argumen
 sweep with any launcher (`hydra/launcher=joblib`, `hydra/launcher=submitit_slurm`).
 Every stage runs in the pinned numerical environment of `pipeline.numerics` (same bits on any AVX2
 machine), whoever starts it: `dvc repro`, `dvc exp run`, Hydra multirun jobs or a plain `python` call.
-A ValueError (bad input) is reported as one line naming the bad value, with exit status 2.
+Both modes load through one schema (`pipeline.config.validate_config`). A rejected setting or input
+(a ValueError, such as `ConfigError`) is reported as one line naming the key or file, the bad value and
+what is allowed, with exit status 2, before any output is written.
 """
 from __future__ import annotations
 
@@ -26,21 +28,89 @@ CONF_DIR = ROOT / "conf"
 PARAMS = ROOT / "params.yaml"
 
 
+def fail(err: BaseException) -> None:
+    """The one error path: one line on stderr naming the key (or file and row), the value and what is
+    allowed; exit status 2."""
+    text = " ".join(str(err).split()) or type(err).__name__
+    print(f"error: {text}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def load_params(overrides: list[str]) -> DictConfig:
+    """params.yaml with `key=value` overrides (DVC mode), validated against the schema."""
+    from pipeline.config import apply_overrides, validate_config
+
+    return validate_config(apply_overrides(OmegaConf.load(PARAMS), overrides))
+
+
+def hydra_jobs(argv: list[str]) -> list[list[str]]:
+    """The override lists of the jobs a Hydra command line runs: one, or every combination of a `-m` sweep."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    overrides = [a for a in argv if not a.startswith("-")]
+    if "-m" not in argv and "--multirun" not in argv:
+        return [overrides]
+    batches = BasicSweeper.split_arguments(OverridesParser.create().parse_overrides(overrides), None)
+    return [list(job) for batch in batches for job in batch]
+
+
+def compose_job(overrides: list[str]) -> DictConfig:
+    """Hydra's composition of conf/ with `overrides`, validated against the schema."""
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+
+    from pipeline.config import apply_overrides, validate_config
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        try:
+            return validate_config(compose("config", overrides=overrides))
+        except HydraException:
+            # Hydra refuses a key conf/ lacks without saying what is allowed; the schema says it.
+            groups = [o for o in overrides if "." not in o.split("=", 1)[0]]
+            cfg = compose("config", overrides=groups)
+            OmegaConf.set_struct(cfg, False)
+            validate_config(apply_overrides(cfg, [o for o in overrides if o not in groups]))
+            raise
+
+
+def check_inputs(cfg: DictConfig) -> None:
+    """Every input file of this script's stage exists, or the error names the stage that makes it."""
+    from stages import missing_inputs
+
+    for path, producer in missing_inputs(Path(sys.argv[0]).stem, cfg):
+        raise ValueError(f"missing input {path}: run `dvc repro {producer}` first")
+
+
 def run_stage(task: Callable[[DictConfig], Any]) -> None:
-    """Call `task(cfg)` with params.yaml (no CLI arguments) or with Hydra's composition of conf/."""
+    """Call `task(cfg)` with params.yaml (no CLI arguments, or `--params key=value …`) or with Hydra's
+    composition of conf/ (any other arguments). Both load through one schema (`pipeline.config`): a bad
+    setting, in any job of a sweep, stops before anything is written."""
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
     configure_torch()
     try:
         if len(sys.argv) == 1 or sys.argv[1] == "--params":
-            cfg = OmegaConf.load(PARAMS)
-            cfg.merge_with_dotlist(sys.argv[2:])
+            cfg = load_params(sys.argv[2:])
+            check_inputs(cfg)
             task(cfg)
             return
-        import hydra
+        for job in hydra_jobs(sys.argv[1:]):
+            check_inputs(compose_job(job))
+    except (ValueError, HydraException, OmegaConfBaseException) as err:
+        fail(err)
+    import hydra
 
-        hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")(task)()
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        sys.exit(2)
+    from pipeline.config import validate_config
+
+    def job(cfg: DictConfig) -> None:
+        try:
+            task(validate_config(cfg))
+        except ValueError as err:
+            fail(err)
+
+    hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")(job)()
 
 
 def plain(cfg: Any) -> Any:

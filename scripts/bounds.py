@@ -5,15 +5,15 @@
 from __future__ import annotations
 
 from _entry import plain, run_stage
-from paths import paired_dir, records_path
+from paths import paired_dir, read_validated_records
 
 from pipeline.io import write_json, write_parquet, write_text
-from pipeline.paired import bounds_table, model_thresholds, read_records, width_summary
+from pipeline.paired import bounds_table, model_thresholds, width_summary
 
 
 def main(cfg) -> None:
     spec = plain(cfg.paired)
-    records = read_records(records_path(cfg))
+    records = read_validated_records(cfg)
     thresholds = model_thresholds(records, spec["clean_coverage"], spec["policy_coverages"])
     bounds, cells = bounds_table(records, thresholds, progress=spec["progress"])
     widths = width_summary(bounds)

@@ -58,6 +58,17 @@ def records_path(cfg) -> Path:
     return outputs(cfg) / "records" / f"{cfg.paired.source}.parquet"
 
 
+def read_validated_records(cfg):
+    """The record table of `paired.source`, validated, not trusted: every row, and every (model,
+    condition) cell the config names present."""
+    from pipeline.paired import read_records
+    from pipeline.validate import expected_conditions, validate_records_cells
+
+    rec = cfg.paired.records
+    return validate_records_cells(read_records(records_path(cfg)), [m.name for m in rec.models],
+                                  expected_conditions(list(rec.corruptions), list(rec.severities)), str(records_path(cfg)))
+
+
 def paired_dir(cfg) -> Path:
     return outputs(cfg) / "paired" / str(cfg.paired.source)
 

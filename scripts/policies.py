@@ -9,15 +9,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from _entry import plain, run_stage
-from paths import paired_dir, records_path
+from paths import paired_dir, read_validated_records
 
 from pipeline.io import write_json, write_parquet, write_text
-from pipeline.paired import certified_summary, model_thresholds, policies_tables, read_records, selection_summary
+from pipeline.paired import certified_summary, model_thresholds, policies_tables, selection_summary
 
 
 def main(cfg) -> None:
     spec = plain(cfg.paired)
-    records = read_records(records_path(cfg))
+    records = read_validated_records(cfg)
     thresholds = model_thresholds(records, spec["clean_coverage"], spec["policy_coverages"])
     tables = policies_tables(records, thresholds, spec["lambdas"], spec["levels"], progress=spec["progress"])
     certified = pd.concat([certified_summary(tables["comparisons"], cost) for cost in ("transition", "natural")],

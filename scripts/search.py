@@ -19,7 +19,7 @@ import json
 import pandas as pd
 from _entry import plain, run_stage
 from paths import data_dir, store_path, table_path
-from search_paths import budget, ground_truth_digest, hyperparameters, live_path, metrics_of, trace_path
+from search_paths import budget, ground_truth_digest, hyperparameters, live_path, metrics_of, read_groundtruth, trace_path
 
 from pipeline.fingerprint import stage_fingerprint, unit_key
 from pipeline.io import parquet_bytes, read_parquet_bytes, write_parquet
@@ -43,11 +43,12 @@ def run_table(cfg) -> None:
     name = cfg.benchmark.name
     path = table_path(cfg)
     if not path.exists():
-        raise ValueError(f"no ground-truth table {path}; run the groundtruth stage first, or use search.mode=live")
+        raise ValueError(f"no ground-truth table {path}; run `dvc repro groundtruth` first, or use search.mode=live")
     table = pd.read_parquet(path)
     space = Space(tuple(cfg.benchmark.perturbations), int(cfg.benchmark.levels))
     if table_space(table) != space:
         raise ValueError(f"the ground-truth table {path} is over {table_space(table)}, the benchmark config over {space}; rerun groundtruth")
+    table = read_groundtruth(cfg)
     code = stage_fingerprint(None, CODE)
     jobs, paths, keys = [], [], []
     for metric in metrics_of(cfg):

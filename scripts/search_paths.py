@@ -10,7 +10,9 @@ import pandas as pd
 from paths import outputs, table_path
 
 from pipeline.search import method_class
-from pipeline.search.ground_truth import GroundTruth, table_metrics
+from pipeline.search.ground_truth import GroundTruth, table_metrics, table_space
+from pipeline.space import Space
+from pipeline.validate import validate_groundtruth, validate_trace
 
 
 def trace_path(cfg, benchmark: str, metric: str, method: str, seed: int) -> Path:
@@ -57,12 +59,30 @@ def benchmarks_with_traces(cfg) -> list[str]:
     return [b for b in found if table_path(cfg, b).exists()]
 
 
-def load_traces(cfg, benchmark: str) -> dict[str, dict[str, list[tuple[int, pd.DataFrame]]]]:
-    """{metric: {method: [(seed, trace), …] sorted by seed}} of every trace of `benchmark`."""
+def read_groundtruth(cfg, benchmark: str | None = None) -> pd.DataFrame:
+    """The ground-truth table of `benchmark` (default: the configured one), validated, not trusted:
+    schema, one row per θ of its Θ, and its P* flags recomputed from the objectives."""
+    path = table_path(cfg, benchmark)
+    if not path.exists():
+        raise ValueError(f"no ground-truth table {path}; run `dvc repro groundtruth` for {benchmark or cfg.benchmark.name!r} first")
+    table = pd.read_parquet(path)
+    if benchmark in (None, cfg.benchmark.name):
+        names, levels = list(cfg.benchmark.perturbations), int(cfg.benchmark.levels)
+    else:
+        space = table_space(table)
+        names, levels = list(space.names), space.levels
+    return validate_groundtruth(table, names, levels, table_metrics(table), str(path))
+
+
+def load_traces(cfg, benchmark: str, space: Space) -> dict[str, dict[str, list[tuple[int, pd.DataFrame]]]]:
+    """{metric: {method: [(seed, trace), …] sorted by seed}} of every trace of `benchmark`, each validated
+    (schema, budget accounting re-derived from its θ sequence) before it enters a summary."""
     out: dict[str, dict[str, list[tuple[int, pd.DataFrame]]]] = {}
     for path in sorted((outputs(cfg) / "search" / benchmark).glob("*/*/seed=*.parquet")):
         metric, method, seed = path.parent.parent.name, path.parent.name, int(path.stem.removeprefix("seed="))
-        out.setdefault(metric, {}).setdefault(method, []).append((seed, pd.read_parquet(path)))
+        trace = validate_trace(pd.read_parquet(path), list(space.names), space.levels, budget(cfg, space.size), str(path),
+                               method=method)
+        out.setdefault(metric, {}).setdefault(method, []).append((seed, trace))
     for methods in out.values():
         for runs in methods.values():
             runs.sort(key=lambda item: item[0])
@@ -80,7 +100,7 @@ def problems_with_traces(cfg) -> Iterator[tuple[str, str, GroundTruth, dict[str,
     """(benchmark, metric, ground truth, traces by method) for every benchmark-metric pair with traces,
     metrics in the table's column order."""
     for name in benchmarks_with_traces(cfg):
-        table = pd.read_parquet(table_path(cfg, name))
-        traces = load_traces(cfg, name)
+        table = read_groundtruth(cfg, name)
+        traces = load_traces(cfg, name, table_space(table))
         for metric in [m for m in table_metrics(table) if m in traces]:
             yield name, metric, GroundTruth.from_table(table, name, metric), traces[metric]

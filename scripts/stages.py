@@ -10,12 +10,13 @@ the same closure that keys the resume store), and its inputs and outputs are the
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import yaml
 from _entry import ROOT
+from omegaconf import OmegaConf
 from paths import (data_dir, fuzz_assets, fuzz_dir, fuzz_figures, groundtruth_figures, outputs, paired_dir, paired_figures,
                    prepare_metrics, records_path, sibling, table_path)
 from search_paths import summary_dir, tune_dir
@@ -57,7 +58,12 @@ class Stage:
     metrics: Paths = lambda cfg: []
     plots: Paths = lambda cfg: []
     args: str = ""
-    notes: dict = field(default_factory=dict)
+    checks_inputs: bool = True            # False: the script checks its inputs itself (they depend on a mode)
+
+    def runs_with(self, script: str, cfg) -> bool:
+        """Whether `python scripts/<script>.py` under `cfg` is this stage (its `--params` keys match)."""
+        pairs = [a.split("=", 1) for a in self.args.split() if "=" in a]
+        return script == self.script and all(str(OmegaConf.select(cfg, k)) == v for k, v in pairs)
 
     def entry(self) -> dict:
         cfg = Template()
@@ -104,7 +110,7 @@ STAGES: list[Stage] = [
           deps=lambda cfg: [table_path(cfg), sibling(table_path(cfg), ".gallery.npz")],
           committed=lambda cfg: [groundtruth_figures(cfg)]),
     Stage("search", "search", ("benchmark.name", "benchmark.perturbations", "benchmark.levels", "benchmark.fidelity", "search"),
-          deps=lambda cfg: [table_path(cfg)], outs=lambda cfg: [_search_dir(cfg)]),
+          deps=lambda cfg: [table_path(cfg)], outs=lambda cfg: [_search_dir(cfg)], checks_inputs=False),
     Stage("search_summary", "search_summary", ("search.table2_methods", "search.summary_benchmarks"),
           deps=lambda cfg: [_search_dir(cfg), table_path(cfg)],
           outs=lambda cfg: [summary_dir(cfg) / "runs.csv", summary_dir(cfg) / "summary.csv"],
@@ -134,6 +140,13 @@ STAGES: list[Stage] = [
           committed=lambda cfg: [paired_figures(cfg), paired_dir(cfg) / "illustration.md"]),
     *_fuzz_stages(),
 ]
+
+
+def missing_inputs(script: str, cfg) -> list[tuple[Path, str]]:
+    """(input, the stage that makes it) for every missing input file of the stage `script` runs under `cfg`."""
+    makers = {p: s.name for s in STAGES for f in (s.outs, s.committed, s.metrics, s.plots) for p in f(cfg)}
+    return [(p, makers.get(p, "the stage that writes it")) for s in STAGES if s.checks_inputs and s.runs_with(script, cfg)
+            for p in s.deps(cfg) if not p.exists()]
 
 
 def dvc_yaml() -> str:

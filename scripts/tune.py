@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import pandas as pd
 from _entry import run_stage
-from paths import store_path, table_path
+from paths import store_path
 from search import CODE
-from search_paths import ground_truth_digest, tune_dir
+from search_paths import ground_truth_digest, read_groundtruth, tune_dir
 
 from pipeline.fingerprint import stage_fingerprint, unit_key
 from pipeline.io import parquet_bytes, read_parquet_bytes, write_json, write_parquet, write_text
@@ -41,10 +41,7 @@ def problems_of(cfg) -> list[GroundTruth]:
     names = list(cfg.search.tune.benchmarks) if cfg.search.tune.get("benchmarks") else [cfg.benchmark.name]
     out = []
     for name in names:
-        path = table_path(cfg, name)
-        if not path.exists():
-            raise ValueError(f"no ground-truth table {path}; run the groundtruth stage for {name!r} first")
-        table = pd.read_parquet(path)
+        table = read_groundtruth(cfg, name)
         out += [GroundTruth.from_table(table, name, m) for m in table_metrics(table)]
     return out
 

@@ -2,7 +2,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-for p in (ROOT, ROOT / "scripts", ROOT / "tests"):
+for p in (ROOT, ROOT / "scripts", ROOT / "tests", ROOT / "tests" / "search"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 

@@ -13,7 +13,7 @@ def _package(tmp_path):
 
 
 def test_closure_follows_imports_including_lazy_ones(tmp_path):
-    pkg = _package(tmp_path)
+    _package(tmp_path)
     files = {p.name for p in module_closure(["pkgx.a"], (tmp_path,))}
     assert files == {"__init__.py", "a.py", "b.py", "c.py"}
 

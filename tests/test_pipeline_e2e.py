@@ -1,8 +1,6 @@
 """End to end on the tiny configuration (2 perturbations x 3 levels, 40 images): prepare, ground truth,
-figures, through the stage scripts' task functions; plus the bad-input contract of the stages."""
+figures, through the stage scripts' task functions (the bad-input contract: tests/test_bad_inputs.py)."""
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -54,29 +52,3 @@ def test_tiny_pipeline_end_to_end(tmp_path):
     merge_groundtruth.main(tiny_cfg(tmp_path, "num_shards=2", f"paths.data={tmp_path}/data"))
     assert (tmp_path / "outputs/groundtruth/tiny.parquet").read_bytes() == first
     assert not [c for c in table if "seconds" in c] and (tmp_path / "outputs/groundtruth/tiny.timings.parquet").is_file()
-
-
-@pytest.mark.parametrize("override, message", [
-    ("benchmark.perturbations=[brightness,nope]", "unknown perturbation 'nope'; valid choices: gaussian_noise, shot_noise"),
-    ("benchmark.fidelity=[ssim,psnr]", "unknown fidelity metric 'psnr'; valid choices: ssim, kid"),
-    ("benchmark.levels=1", "levels must be at least 2"),
-    ("benchmark.levels=7", "has levels 0..5; the space asks for 0..6"),
-    ("benchmark.dataset.test_limit=0", "is empty"),
-])
-def test_bad_input_exits_nonzero_with_named_value_and_no_output(prepared, override, message):
-    out = prepared / "outputs" / override.split("=")[0]
-    proc = subprocess.run([sys.executable, "scripts/groundtruth.py", "benchmark=tiny", f"paths.data={prepared}/data",
-                           f"paths.outputs={out}", "workers=1", override],
-                          cwd=ROOT, capture_output=True, text=True)
-    assert proc.returncode != 0
-    assert message in proc.stderr
-    assert not (out / "groundtruth").exists()
-
-
-@pytest.fixture(scope="module")
-def prepared(tmp_path_factory):
-    import prepare
-
-    path = tmp_path_factory.mktemp("prepared")
-    prepare.main(tiny_cfg(path))
-    return path

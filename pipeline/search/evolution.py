@@ -7,6 +7,15 @@ propose them; then, while b < B, let m = min(μ, B − b), draw up to m candidat
 already in E is a cache hit that still costs one unit of B), and select the next population P of μ
 from P ∪ Q. The subclasses differ only in the objectives selection sees and in the survival rule.
 
+Parent selection (the binary tournament inside Variation) is a setting of TestNav and its ablations,
+`selection`, because the paper does not say which NSGA-II comparison it uses (§3.3 names only "Pareto
+rank and crowding distance" for survival): "dominance" (the default) is pymoo's NSGA-II default, the
+winner dominates its opponent, else the larger crowding distance wins; "rank_crowding" compares Pareto
+rank first, then crowding distance. They differ when two contestants come from different fronts but
+neither dominates the other (dominance falls through to crowding, rank does not). With one objective
+(δ-only, ρ-only) the two rules decide every tournament alike. The scalar GA compares fitness, as
+pymoo's GA does.
+
 When Variation yields fewer than m candidates. With duplicate elimination on (the default), an
 offspring equal to a member of P or to an earlier offspring of the same generation is discarded and
 mating repeats, at most 100 rounds (pymoo's `n_max_iterations`). If that still leaves fewer than m,
@@ -25,7 +34,7 @@ import numpy as np
 from pipeline.search.base import Method
 from pipeline.search.ledger import Ledger
 from pipeline.search.survival import fitness_survival, rank_and_crowding
-from pipeline.search.variation import Variation
+from pipeline.search.variation import TOURNAMENTS, Variation, binary_tournament
 from pipeline.space import Space
 
 
@@ -40,6 +49,14 @@ class Evolutionary(Method):
             raise ValueError(f"the population size mu must be an integer >= 2, got {mu}")
         self.eta_c, self.eta_m, self.mu = float(eta_c), float(eta_m), int(mu)
         self.eliminate_duplicates = bool(eliminate_duplicates)
+
+    def _tournament(self):
+        """The parent-selection rule Variation uses: `keys` rows in, winner indices out."""
+        return binary_tournament
+
+    def _tournament_keys(self, keys: np.ndarray, F: np.ndarray) -> np.ndarray:
+        """What the tournament compares for each survivor: by default the survival keys."""
+        return keys
 
     @abstractmethod
     def _objectives(self, values: np.ndarray) -> np.ndarray:
@@ -56,7 +73,8 @@ class Evolutionary(Method):
         F = self._objectives(ledger.propose(X))
         keep, keys = self._survive(F, self.mu, rng)
         X, F = X[keep], F[keep]
-        variation = Variation(space, self.eta_c, self.eta_m, self.eliminate_duplicates)
+        keys = self._tournament_keys(keys, F)
+        variation = Variation(space, self.eta_c, self.eta_m, self.eliminate_duplicates, tournament=self._tournament())
         while not ledger.exhausted:
             m = min(self.mu, ledger.remaining)
             Q = variation(X, keys, m, rng)
@@ -66,13 +84,29 @@ class Evolutionary(Method):
             X, F = np.concatenate([X, Q]), np.concatenate([F, FQ])
             keep, keys = self._survive(F, self.mu, rng)
             X, F = X[keep], F[keep]
+            keys = self._tournament_keys(keys, F)
 
 
 class TestNav(Evolutionary):
-    """NSGA-II over (δ, ρ): selection by Pareto rank, then crowding distance (Algorithm 1)."""
+    """NSGA-II over (δ, ρ): survival by Pareto rank, then crowding distance (Algorithm 1); parents by
+    binary tournament under `selection` ("dominance", pymoo's default, or "rank_crowding")."""
 
     name, label = "testnav", "TestNav"
     __test__ = False  # not a pytest test class despite its name
+
+    def __init__(self, eta_c: float = 1.0, eta_m: float = 5.0, mu: int = 110, eliminate_duplicates: bool = True,
+                 selection: str = "dominance") -> None:
+        super().__init__(eta_c, eta_m, mu, eliminate_duplicates)
+        if selection not in TOURNAMENTS:
+            raise ValueError(f"unknown parent selection {selection!r}; valid choices: {', '.join(TOURNAMENTS)}")
+        self.selection = str(selection)
+
+    def _tournament(self):
+        return TOURNAMENTS[self.selection]
+
+    def _tournament_keys(self, keys: np.ndarray, F: np.ndarray) -> np.ndarray:
+        """(rank, crowding) for "rank_crowding"; (rank, crowding, objectives) for "dominance"."""
+        return np.column_stack([keys, F]) if self.selection == "dominance" else keys
 
     def _objectives(self, values: np.ndarray) -> np.ndarray:
         return values

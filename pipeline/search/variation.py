@@ -1,4 +1,5 @@
-"""Variation(P, Θ, m) of TestNav Algorithm 1 (line 8, §3.3): binary tournament parent selection, SBX
+"""Variation(P, Θ, m) of TestNav Algorithm 1 (line 8, §3.3): binary tournament parent selection (by
+rank then crowding, or pymoo's NSGA-II default, by dominance then crowding), SBX
 crossover (index η_c), polynomial mutation (index η_m) and rounding repair to valid levels, with
 pymoo's operators and pymoo's default duplicate elimination.
 
@@ -18,6 +19,7 @@ is almost all fixed per-call overhead).
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 from pymoo.core.duplicate import DuplicateElimination
@@ -49,6 +51,32 @@ def binary_tournament(keys: np.ndarray, n_select: int, rng: np.random.Generator)
     return np.where(a_wins, a, np.where(b_wins, b, np.where(coin, a, b)))
 
 
+def dominance_tournament(keys: np.ndarray, n_select: int, rng: np.random.Generator) -> np.ndarray:
+    """Indices of `n_select` tournament winners by Pareto dominance, then crowding distance: pymoo's
+    NSGA-II default (`binary_tournament` with `tournament_type="comp_by_dom_and_crowding"`).
+
+    `keys` is (k, 2 + n_obj): (Pareto rank, crowding distance, objectives maximised). Contestants are
+    paired as in `binary_tournament` (same RNG draws); the winner is the one whose objectives dominate
+    the other's (≥ on every objective, > on one); if neither dominates, the larger crowding distance
+    wins, and a fair coin decides exact ties. The rank column is not read: two members of the same
+    front never dominate each other, and a member of a better front need not dominate its opponent.
+    """
+    n = len(keys)
+    pairs = random_permutations(math.ceil(2 * n_select / n), n, random_state=rng)[: 2 * n_select].reshape(n_select, 2)
+    a, b = pairs[:, 0], pairs[:, 1]
+    fa, fb = keys[a, 2:], keys[b, 2:]
+    a_dom = (fa >= fb).all(axis=1) & (fa > fb).any(axis=1)
+    b_dom = (fb >= fa).all(axis=1) & (fb > fa).any(axis=1)
+    ca, cb = keys[a, 1], keys[b, 1]
+    a_wins = a_dom | (~b_dom & (ca > cb))
+    b_wins = b_dom | (~a_dom & (cb > ca))
+    coin = rng.random(n_select) < 0.5
+    return np.where(a_wins, a, np.where(b_wins, b, np.where(coin, a, b)))
+
+
+TOURNAMENTS = {"dominance": dominance_tournament, "rank_crowding": binary_tournament}
+
+
 class LatticeDuplicateElimination(DuplicateElimination):
     """pymoo duplicate elimination for integer configurations: a row is a duplicate if it equals an
     earlier row of the same set or any row of another set. For integer rows this is exactly what pymoo's
@@ -75,8 +103,9 @@ class Variation:
     """Offspring of a population over Θ with levels 0..ℓ−1 (pymoo bounds xl = 0, xu = ℓ−1)."""
 
     def __init__(self, space: Space, eta_c: float, eta_m: float, eliminate_duplicates: bool = True, n_max_iterations: int = 100,
-                 oversample: int = 4) -> None:
+                 oversample: int = 4, tournament: Callable[[np.ndarray, int, np.random.Generator], np.ndarray] = binary_tournament) -> None:
         self.n_dims = space.n_dims
+        self.tournament = tournament
         self.problem = Problem(n_var=space.n_dims, n_obj=1, xl=0.0, xu=float(space.levels - 1))
         self.crossover = SBX(eta=float(eta_c))
         self.mutation = PM(eta=float(eta_m))
@@ -89,7 +118,7 @@ class Variation:
         """One round of selection, crossover, mutation and repair: ceil(n/2) matings, two offspring each
         (children of the first parents first, as pymoo lays them out)."""
         n_matings = math.ceil(n_offsprings / 2)
-        parents = binary_tournament(keys, 2 * n_matings, rng).reshape(n_matings, 2)
+        parents = self.tournament(keys, 2 * n_matings, rng).reshape(n_matings, 2)
         Xp = np.swapaxes(X[parents], 0, 1).astype(float)  # (2 parents, n_matings, n_dims), pymoo's layout
         cross = rng.random(n_matings) < get(self.crossover.prob, size=n_matings)
         if cross.any():

@@ -141,7 +141,9 @@ def compose(overrides):
 
 
 def test_conf_search_group_composes_under_search():
-    cfg = compose(["search.eta_c=15", "search.tune.seeds=3"])
+    from pipeline.config import validate_config
+
+    cfg = validate_config(compose(["search.eta_c=15", "search.tune.seeds=3"]))  # μ derived for 6^4: the paper's 110
     assert cfg.search.eta_c == 15 and cfg.search.eta_m == 5 and cfg.search.mu == 110 and cfg.search.budget_factor == 5
     assert cfg.search.tune.seeds == 3 and list(cfg.search.tune.mu) == [20, 50, 80, 110]
 
