@@ -1,0 +1,159 @@
+"""Text and code fidelity (TestNav §4.1): chrF with SacreBLEU and BERT-F1 (BERTScore), perturbed set T_θ
+against the clean set D; higher = closer to D.
+
+chrF: `sacrebleu.metrics.CHRF(references=[clean]).corpus_score(perturbed, None).score`, the corpus-level
+chrF the paper names ("computed over the full set of perturbed and clean inputs"): character n-gram
+statistics (n = 1..6, word order 0, β = 2, case-sensitive, sacrebleu's defaults) are summed over all
+pairs and one F-score is computed from the sums, on SacreBLEU's 0-100 scale (100 for identical sets). It
+is the same number as `sacrebleu.corpus_chrf(perturbed, [clean])`; the metric object computes the clean
+side's n-gram statistics once, at construction, instead of at every configuration. SacreBLEU's default
+`whitespace=False` removes all whitespace before extracting n-grams, so chrF does not see perturbations
+that only add or delete whitespace (code: `whitespace` and `newline`); `whitespace=True` counts it.
+
+BERT-F1: BERTScore F1 of each perturbed text against its clean original, averaged over the set, computed
+as torchmetrics' `BERTScore` computes it with `idf=False` and no baseline rescaling: token states of one
+layer, L2-normalised, [CLS] and [SEP] left out, precision = mean over perturbed tokens of the best cosine
+with a clean token, recall the converse, F1 = 2PR / (P + R) (0 when a side has no token). As in
+torchmetrics, where the zeroed [CLS] and [SEP] states take part in the maximum, a token's best cosine
+counts at least 0. The paper uses RoBERTa-base (text) and CodeBERT-base (code), neither of which is
+available offline; the encoder here is the shipped all-MiniLM-L6-v2 (`pipeline.models.text_encoder`).
+Its WordPiece tokenizer lowercases and splits on whitespace, so BERT-F1 with it does not see character-
+case changes or inserted blank lines (code: `char_case` and `newline`; cased BPE models such as RoBERTa
+and CodeBERT see both). On code prompts, then, `newline` moves neither metric. Layer: the last one (6 of 6), torchmetrics'
+default (`num_layers=None`); all-MiniLM-L6-v2 is trained on the mean of that layer for sentence
+similarity. (The bert-score package picks a tuned middle layer per model, e.g. 5 of 6 for
+distilroberta-base, from WMT16 correlations; it has none for this model.) The token states come from the
+shared `TextEncoder`, whose cache holds them from the classifier's forward pass on the same texts, and the
+clean side is encoded once; `torchmetrics_bert_f1` is the library computation, and a test checks that both
+agree to 1e-6. (torchmetrics' own batched computation misaligns pairs of different length orders; see
+`torchmetrics_bert_f1`.)
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from pipeline.models.text_encoder import MAX_LENGTH, Encoding, TextEncoder, default_encoder
+
+
+def _check_pairs(clean: Sequence[str], perturbed: Sequence[str]) -> None:
+    if len(perturbed) != len(clean):
+        raise ValueError(f"perturbed set has {len(perturbed)} texts for {len(clean)} clean texts")
+
+
+def _rows(rows: Sequence[int] | None, n: int) -> list[int] | None:
+    if rows is None:
+        return None
+    rows = [int(r) for r in rows]
+    if not rows or min(rows) < 0 or max(rows) >= n:
+        raise ValueError(f"rows must be a non-empty list of indices into the {n} inputs")
+    return rows
+
+
+class ChrFFidelity:
+    """φ_chrF(T_θ, D): corpus-level chrF (SacreBLEU, 0-100) of the perturbed texts against the clean ones.
+
+    rows: score only these positions of the input set (e.g. one of the five variants per problem of the
+    code benchmarks' replicated set, so that the perturbed set has one text per clean input); None = all."""
+
+    def __init__(self, clean: Sequence[str], *, char_order: int = 6, word_order: int = 0, beta: int = 2,
+                 whitespace: bool = False, rows: Sequence[int] | None = None) -> None:
+        from sacrebleu.metrics import CHRF
+
+        self.n = len(clean)
+        if not self.n:
+            raise ValueError("chrF needs a non-empty clean set")
+        self.rows = _rows(rows, self.n)
+        self.clean = list(clean) if self.rows is None else [clean[i] for i in self.rows]
+        self.metric = CHRF(char_order=char_order, word_order=word_order, beta=beta, whitespace=whitespace,
+                           references=[self.clean])
+
+    def __call__(self, perturbed: Sequence[str]) -> float:
+        perturbed = list(perturbed)
+        if len(perturbed) != self.n:
+            raise ValueError(f"perturbed set has {len(perturbed)} texts for {self.n} clean texts")
+        if self.rows is not None:
+            perturbed = [perturbed[i] for i in self.rows]
+        return float(self.metric.corpus_score(perturbed, None).score)
+
+
+def bert_f1_pair(candidate: Encoding, reference: Encoding) -> float:
+    """BERTScore F1 of one candidate against one reference from their normalised token states."""
+    p, r = candidate.tokens, reference.tokens
+    if p.shape[0] == 0 or r.shape[0] == 0:
+        return 0.0
+    sim = p @ r.T
+    # torchmetrics zeroes the [CLS] and [SEP] rows and keeps them in the greedy maximum: a token whose best
+    # cosine is negative counts 0
+    precision = sim.max(dim=1).values.clamp(min=0).mean()
+    recall = sim.max(dim=0).values.clamp(min=0).mean()
+    f1 = 2 * precision * recall / (precision + recall)
+    return 0.0 if torch.isnan(f1) else float(f1)
+
+
+def bert_f1_scores(encoder: TextEncoder, clean: Sequence[str], perturbed: Sequence[str]) -> np.ndarray:
+    """Per-pair BERTScore F1 of perturbed[i] against clean[i] (float64 array)."""
+    _check_pairs(clean, perturbed)
+    cand, ref = encoder.encode(perturbed), encoder.encode(clean)
+    return np.array([bert_f1_pair(c, r) for c, r in zip(cand, ref)], dtype=np.float64)
+
+
+class BERTScoreFidelity:
+    """φ_BERT-F1(T_θ, D): mean BERTScore F1 of each perturbed text against its clean original.
+
+    rows: score only these positions of the input set (see `ChrFFidelity`); None = all."""
+
+    def __init__(self, clean: Sequence[str], encoder: TextEncoder | None = None, *, rows: Sequence[int] | None = None) -> None:
+        self.n = len(clean)
+        if not self.n:
+            raise ValueError("BERT-F1 needs a non-empty clean set")
+        self.rows = _rows(rows, self.n)
+        self.clean = list(clean) if self.rows is None else [clean[i] for i in self.rows]
+        self.encoder = encoder or default_encoder()
+        self._reference = self.encoder.encode(self.clean)  # kept here, whatever the encoder's cache evicts
+
+    def scores(self, perturbed: Sequence[str]) -> np.ndarray:
+        perturbed = list(perturbed)
+        if len(perturbed) != self.n:
+            raise ValueError(f"perturbed set has {len(perturbed)} texts for {self.n} clean texts")
+        if self.rows is not None:
+            perturbed = [perturbed[i] for i in self.rows]
+        return np.array([bert_f1_pair(c, r) for c, r in zip(self.encoder.encode(perturbed), self._reference)])
+
+    def __call__(self, perturbed: Sequence[str]) -> float:
+        return float(self.scores(perturbed).mean())
+
+
+def torchmetrics_bert_f1(clean: Sequence[str], perturbed: Sequence[str], model_path: str, *,
+                         num_layers: int | None = None, max_length: int = MAX_LENGTH) -> np.ndarray:
+    """Per-pair F1 from torchmetrics' `BERTScore` on a local model folder (idf off, no baseline rescaling):
+    the library reference for `BERTScoreFidelity`.
+
+    Pairs are scored one call each. torchmetrics (1.9.0 and earlier, since 1.3.1) sorts candidates and
+    references by length separately and restores the order with `embeddings[sorting_indices]`, the sort
+    permutation itself rather than its inverse (Lightning-AI/torchmetrics#2347, #2728): when the two sides
+    sort differently, a batched call scores candidates against other texts' references. A one-pair call
+    has nothing to misalign."""
+    from torchmetrics.text.bert import BERTScore
+    from transformers.utils import logging as hf_logging
+
+    _check_pairs(clean, perturbed)
+    bar = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # its loader warns that a single-device model was "not sharded"
+    try:
+        metric = BERTScore(model_name_or_path=str(model_path), num_layers=num_layers, idf=False,
+                           rescale_with_baseline=False, max_length=max_length, truncation=True)
+        out = []
+        for candidate, reference in zip(perturbed, clean):
+            metric.reset()
+            metric.update([candidate], [reference])
+            out.append(float(metric.compute()["f1"]))
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bar:
+            hf_logging.enable_progress_bar()
+    return np.array(out, dtype=np.float64)
