@@ -19,7 +19,15 @@ import json
 import pandas as pd
 from _entry import plain, run_stage
 from paths import data_dir, store_path, table_path
-from search_paths import budget, ground_truth_digest, hyperparameters, live_path, metrics_of, read_groundtruth, trace_path
+from search_paths import (
+    budget,
+    ground_truth_digest,
+    hyperparameters,
+    live_path,
+    metrics_of,
+    read_groundtruth,
+    trace_path,
+)
 
 from pipeline.fingerprint import stage_fingerprint, unit_key
 from pipeline.io import parquet_bytes, read_parquet_bytes, write_parquet
@@ -62,8 +70,8 @@ def run_table(cfg) -> None:
                 keys.append(unit_key(code, dict(job, benchmark=name, metric=metric, ground_truth=digest)))
                 paths.append(trace_path(cfg, name, metric, method, seed))
     with ResumeStore(store_path(cfg, "search", name)) as store:
-        todo = sum(not store.has(k) for k in keys)
-        print(f"{todo} of {len(keys)} runs to do ({name}), traces under {trace_path(cfg, name, 'M', 'X', 0).parents[2]}")
+        pending = sum(not store.has(k) for k in keys)
+        print(f"{pending} of {len(keys)} runs to do ({name}), traces under {trace_path(cfg, name, 'M', 'X', 0).parents[2]}")
 
         def compute(indices: list[int]):
             runs = map_runs(run_search, [jobs[i] for i in indices], int(cfg.workers), desc=f"search {name}")

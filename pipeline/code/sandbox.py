@@ -801,12 +801,12 @@ def _descendants_of(ancestor: int) -> dict[int, str]:
             if info is not None and info[0] not in "ZX":
                 children.setdefault(info[1], []).append((int(name), info[0]))
     found: dict[int, str] = {}
-    todo = [ancestor]
-    while todo:
-        for pid, state in children.get(todo.pop(), ()):
+    frontier = [ancestor]
+    while frontier:
+        for pid, state in children.get(frontier.pop(), ()):
             if pid not in found:
                 found[pid] = state
-                todo.append(pid)
+                frontier.append(pid)
     return found
 
 

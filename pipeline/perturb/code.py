@@ -51,7 +51,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-MAX_LEVEL = 5
+from pipeline.perturb.levels import MAX_LEVEL, check_level, check_seed  # noqa: F401  (MAX_LEVEL: the family's levels)
+
 BUTTERFINGERS_P = (0.05, 0.10, 0.15, 0.20, 0.25)
 CHAR_CASE_P = (0.1, 0.2, 0.35, 0.5, 0.7)
 WHITESPACE_P = ((0.1, 0.05), (0.15, 0.07), (0.2, 0.1), (0.25, 0.12), (0.3, 0.15))  # (p_add, p_del)
@@ -75,22 +76,6 @@ BUTTERFINGER_KEYS = {
 _ESCAPE_RE = re.compile(r"\\(?:N\{[^}]*\}|x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[0-7]{1,3}|\r\n|[\s\S])")
 _WORD_RE = re.compile(r"[A-Za-z0-9_]+")
 _PREFIX_RE = re.compile(r"([A-Za-z]*)('''|\"\"\"|'|\")")
-
-
-def check_level(level: int) -> int:
-    """`level` as an int, or a ValueError naming it unless it is an integer in 0..MAX_LEVEL."""
-    if isinstance(level, bool) or not hasattr(level, "__index__"):
-        raise ValueError(f"level must be an integer in 0..{MAX_LEVEL}, got {level!r}")
-    if not 0 <= int(level) <= MAX_LEVEL:
-        raise ValueError(f"level {int(level)} is outside the valid range 0..{MAX_LEVEL}")
-    return int(level)
-
-
-def check_seed(seed: int) -> int:
-    """`seed` as an int, or a ValueError unless it is a non-negative integer."""
-    if isinstance(seed, bool) or not hasattr(seed, "__index__") or int(seed) < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    return int(seed)
 
 
 def _check_prompt(prompt: str) -> None:

@@ -48,31 +48,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pipeline.perturb.levels import MAX_LEVEL, check_level, check_seed  # noqa: F401  (MAX_LEVEL: the family's levels)
+
 if TYPE_CHECKING:
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
-MAX_LEVEL = 5
 FAMILIES = ("synonym", "typo", "contraction", "punctuation")
 
 # ---------------------------------------------------------------------------------------------------
 # Levels, seeds, randomness
 # ---------------------------------------------------------------------------------------------------
-
-
-def check_level(level: int) -> int:
-    """`level` as an int, or a ValueError naming it unless it is an integer in 0..MAX_LEVEL."""
-    if isinstance(level, bool) or not hasattr(level, "__index__"):
-        raise ValueError(f"level must be an integer in 0..{MAX_LEVEL}, got {level!r}")
-    if not 0 <= int(level) <= MAX_LEVEL:
-        raise ValueError(f"level {int(level)} is outside the valid range 0..{MAX_LEVEL}")
-    return int(level)
-
-
-def check_seed(seed: int) -> int:
-    """`seed` as an int, or a ValueError unless it is a non-negative integer."""
-    if isinstance(seed, bool) or not hasattr(seed, "__index__") or int(seed) < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    return int(seed)
 
 
 def _check_text(text: str) -> None:
