@@ -78,7 +78,9 @@ def check_inputs(cfg: DictConfig) -> None:
     """Every input file of this script's stage exists, or the error names the stage that makes it."""
     from stages import missing_inputs
 
-    for path, producer in missing_inputs(Path(sys.argv[0]).stem, cfg):
+    missing = missing_inputs(Path(sys.argv[0]).stem, cfg)
+    if missing:
+        path, producer = missing[0]
         raise ValueError(f"missing input {path}: run `dvc repro {producer}` first")
 
 

@@ -61,13 +61,17 @@ def benchmarks_with_traces(cfg) -> list[str]:
 
 def read_groundtruth(cfg, benchmark: str | None = None) -> pd.DataFrame:
     """The ground-truth table of `benchmark` (default: the configured one), validated, not trusted:
-    schema, one row per θ of its Θ, and its P* flags recomputed from the objectives."""
+    schema, one row per θ of its Θ (the configured benchmark's: a table over another Θ is stale), and its
+    P* flags recomputed from the objectives."""
     path = table_path(cfg, benchmark)
     if not path.exists():
         raise ValueError(f"no ground-truth table {path}; run `dvc repro groundtruth` for {benchmark or cfg.benchmark.name!r} first")
     table = pd.read_parquet(path)
     if benchmark in (None, cfg.benchmark.name):
         names, levels = list(cfg.benchmark.perturbations), int(cfg.benchmark.levels)
+        if table_space(table) != Space(tuple(names), levels):
+            raise ValueError(f"the ground-truth table {path} is over {table_space(table)}, the benchmark config over "
+                             f"{Space(tuple(names), levels)}; rerun groundtruth")
     else:
         space = table_space(table)
         names, levels = list(space.names), space.levels
