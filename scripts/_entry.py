@@ -17,11 +17,20 @@ from pipeline.numerics import configure_torch, ensure_pinned
 
 ensure_pinned()  # before numpy or torch load (re-executes the script if needed)
 
+import os  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Callable  # noqa: E402
 
 from omegaconf import DictConfig, OmegaConf  # noqa: E402
+
+# A launcher that runs jobs in other processes (Hydra's submitit launcher: `submitit_local`, SLURM) pickles
+# the job, and the pickle names modules that live in scripts/ (`_entry`, `paths`, the script's own imports).
+# scripts/ is not a package: only a script's own sys.path holds it, so those jobs failed with
+# `No module named '_entry'`. Putting scripts/ on PYTHONPATH lets every process this one starts import
+# them; SLURM jobs inherit it too (sbatch passes the environment by default, --export=ALL).
+_SCRIPTS = str(Path(__file__).resolve().parent)
+os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([_SCRIPTS, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]))
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF_DIR = ROOT / "conf"
@@ -74,6 +83,19 @@ def compose_job(overrides: list[str]) -> DictConfig:
             raise
 
 
+def check_sweep(cfgs: list[DictConfig]) -> None:
+    """Jobs of one sweep that differ in the model or the benchmark must not share `benchmark.name`, which
+    names their data and result files (`-m model=a,b` would otherwise let b overwrite a)."""
+    seen: dict[str, tuple[int, Any]] = {}
+    for i, cfg in enumerate(cfgs):
+        identity = (plain(cfg.model), plain(cfg.benchmark))
+        first = seen.setdefault(str(cfg.benchmark.name), (i, identity))
+        if first[1] != identity:
+            raise ValueError(f"benchmark.name: {str(cfg.benchmark.name)!r} — a name of its own for each model and benchmark "
+                             f"of the sweep (jobs {first[0]} and {i} differ but would write the same files), e.g. "
+                             "benchmark.name='" + str(cfg.benchmark.name) + "-${model.name}'")
+
+
 def check_inputs(cfg: DictConfig) -> None:
     """Every input file of this script's stage exists, or the error names the stage that makes it."""
     from stages import missing_inputs
@@ -98,8 +120,10 @@ def run_stage(task: Callable[[DictConfig], Any]) -> None:
             check_inputs(cfg)
             task(cfg)
             return
-        for job in hydra_jobs(sys.argv[1:]):
-            check_inputs(compose_job(job))
+        jobs = [compose_job(job) for job in hydra_jobs(sys.argv[1:])]
+        check_sweep(jobs)
+        for cfg in jobs:
+            check_inputs(cfg)
     except (ValueError, HydraException, OmegaConfBaseException) as err:
         fail(err)
     import hydra
@@ -118,3 +142,9 @@ def run_stage(task: Callable[[DictConfig], Any]) -> None:
 def plain(cfg: Any) -> Any:
     """A config node as plain Python containers (what the library accepts)."""
     return OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else cfg
+
+
+def benchmark_spec(cfg: DictConfig) -> dict[str, Any]:
+    """The benchmark as the library takes it (`pipeline.builders`): the `benchmark` node with the model
+    under test (`model`) and the fidelity metrics (`fidelity`), which are config groups of their own."""
+    return {**plain(cfg.benchmark), "model": plain(cfg.model), "fidelity": list(cfg.fidelity)}

@@ -14,7 +14,7 @@ import functools
 import json
 
 import numpy as np
-from _entry import plain, run_stage
+from _entry import benchmark_spec, run_stage
 from paths import asset_digest, data_dir, shard_store, sibling, table_path
 
 from pipeline.builders import build_benchmark, build_space
@@ -28,12 +28,12 @@ CODE = ("pipeline.builders", "pipeline.groundtruth")  # the modules that compute
 
 def fingerprint(cfg) -> str:
     """What every value of the table depends on: benchmark config, prepared assets, code, libraries."""
-    return stage_fingerprint({"benchmark": plain(cfg.benchmark), "assets": asset_digest(data_dir(cfg))}, CODE)
+    return stage_fingerprint({"benchmark": benchmark_spec(cfg), "assets": asset_digest(data_dir(cfg))}, CODE)
 
 
 def write_final(cfg, raw) -> None:
     """Normalise, flag P*, and write the table, its summary and the P* gallery of one example image."""
-    spec = plain(cfg.benchmark)
+    spec = benchmark_spec(cfg)
     metrics = list(spec["fidelity"])
     table = finalize(raw, metrics, spec.get("task_metric", "accuracy"))
     bench = build_benchmark(spec, data_dir(cfg))
@@ -54,7 +54,7 @@ def write_final(cfg, raw) -> None:
 
 
 def main(cfg) -> None:
-    spec = plain(cfg.benchmark)
+    spec = benchmark_spec(cfg)
     space = build_space(spec)
     shard, num_shards = int(cfg.get("shard", 0)), int(cfg.get("num_shards", 1))
     factory = functools.partial(build_benchmark, spec, str(data_dir(cfg)))

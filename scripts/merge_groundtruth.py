@@ -3,7 +3,7 @@ Each shard's resume store must have been made under this merge's fingerprint (co
 versions); a shard made from anything else is refused with a line naming it."""
 from __future__ import annotations
 
-from _entry import plain, run_stage
+from _entry import benchmark_spec, run_stage
 from groundtruth import fingerprint, write_final
 from paths import shard_store
 
@@ -13,7 +13,7 @@ from pipeline.groundtruth import merge_shards, read_shard
 
 def main(cfg) -> None:
     n = int(cfg.num_shards)
-    space, key = build_space(plain(cfg.benchmark)), fingerprint(cfg)
+    space, key = build_space(benchmark_spec(cfg)), fingerprint(cfg)
     write_final(cfg, merge_shards(space, [read_shard(space, shard_store(cfg, i, n), key, i, n) for i in range(n)]))
 
 

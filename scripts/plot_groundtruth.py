@@ -18,7 +18,7 @@ def save(fig, path) -> None:
 
 
 def main(cfg) -> None:
-    name, metrics = cfg.benchmark.name, list(cfg.benchmark.fidelity)
+    name, metrics = cfg.benchmark.name, list(cfg.fidelity)
     dims = list(cfg.benchmark.perturbations)
     table = pd.read_parquet(table_path(cfg))
     out = groundtruth_figures(cfg)

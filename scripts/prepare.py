@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 
-from _entry import plain, run_stage
+from _entry import benchmark_spec, run_stage
 from paths import data_dir, prepare_metrics
 
 from pipeline.preparation import prepare
@@ -10,7 +10,7 @@ from pipeline.io import write_json
 
 
 def main(cfg) -> None:
-    spec = plain(cfg.benchmark)
+    spec = benchmark_spec(cfg)
     metrics = prepare(spec, data_dir(cfg))
     write_json(metrics, prepare_metrics(cfg))
     print({k: round(v, 4) for k, v in metrics.items()})

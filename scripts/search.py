@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import json
 
-from _entry import plain, run_stage
+from _entry import benchmark_spec, run_stage
 from paths import data_dir, store_path, table_path
 from search_paths import (
     budget,
@@ -79,7 +79,7 @@ def run_table(cfg) -> None:
 
 
 def run_live(cfg) -> None:
-    spec = plain(cfg.benchmark)
+    spec = benchmark_spec(cfg)
     bench = build_benchmark(spec, data_dir(cfg))
     evaluate = functools.lru_cache(maxsize=None)(bench.evaluate)  # one benchmark evaluation serves every metric
     live = cfg.search.live

@@ -47,7 +47,7 @@ def hyperparameters(cfg, method: str) -> dict[str, Any]:
 
 
 def metrics_of(cfg) -> list[str]:
-    return list(cfg.search.metrics) if cfg.search.get("metrics") else list(cfg.benchmark.fidelity)
+    return list(cfg.search.metrics) if cfg.search.get("metrics") else list(cfg.fidelity)
 
 
 def benchmarks_with_traces(cfg) -> list[str]:

@@ -101,15 +101,15 @@ def _fuzz_stages() -> list[Stage]:
 
 
 STAGES: list[Stage] = [
-    Stage("prepare", "prepare", ("benchmark.name", "benchmark.dataset", "benchmark.model", "benchmark.features"),
+    Stage("prepare", "prepare", ("benchmark.name", "benchmark.dataset", "model", "benchmark.features"),
           outs=lambda cfg: [data_dir(cfg)], metrics=lambda cfg: [prepare_metrics(cfg)]),
-    Stage("groundtruth", "groundtruth", ("benchmark",), deps=lambda cfg: [data_dir(cfg)],
+    Stage("groundtruth", "groundtruth", ("benchmark", "model", "fidelity"), deps=lambda cfg: [data_dir(cfg)],
           outs=lambda cfg: [table_path(cfg), sibling(table_path(cfg), ".gallery.npz")],
           metrics=lambda cfg: [sibling(table_path(cfg), ".summary.json")]),
-    Stage("figures_groundtruth", "plot_groundtruth", ("benchmark.name", "benchmark.fidelity", "benchmark.perturbations"),
+    Stage("figures_groundtruth", "plot_groundtruth", ("benchmark.name", "fidelity", "benchmark.perturbations"),
           deps=lambda cfg: [table_path(cfg), sibling(table_path(cfg), ".gallery.npz")],
           committed=lambda cfg: [groundtruth_figures(cfg)]),
-    Stage("search", "search", ("benchmark.name", "benchmark.perturbations", "benchmark.levels", "benchmark.fidelity", "search"),
+    Stage("search", "search", ("benchmark.name", "benchmark.perturbations", "benchmark.levels", "fidelity", "search"),
           deps=lambda cfg: [table_path(cfg)], outs=lambda cfg: [_search_dir(cfg)], checks_inputs=False),
     Stage("search_summary", "search_summary", ("search.table2_methods", "search.summary_benchmarks"),
           deps=lambda cfg: [_search_dir(cfg), table_path(cfg)],

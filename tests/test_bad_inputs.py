@@ -101,12 +101,12 @@ SETTINGS = [  # (script, override, what the line must say); each runs in both mo
     ("search", "search.seeds=1.5", "search.seeds: 1.5 — an integer"),
     ("groundtruth", "benchmark.levels=2.5", "benchmark.levels: 2.5 — an integer"),
     ("groundtruth", "benchmark.dataset.test_limit=-1", "benchmark.dataset.test_limit: -1 — null"),
-    ("groundtruth", "benchmark.fidelity=[]", "benchmark.fidelity: [] — a non-empty list of fidelity metrics among ssim, kid"),
+    ("groundtruth", "fidelity=[]", "fidelity: [] — a non-empty list of fidelity metrics among ssim, kid"),
     ("groundtruth", "benchmark.perturbations=[brightness,nope]", "benchmark.perturbations[1]: 'nope' — "),
-    ("groundtruth", "benchmark.fidelity=[ssim,psnr]", "benchmark.fidelity[1]: 'psnr' — one of ssim, kid"),
+    ("groundtruth", "fidelity=[ssim,psnr]", "fidelity[1]: 'psnr' — one of ssim, kid"),
     ("groundtruth", "benchmark.levels=7", "benchmark.levels: 7 — an integer in 2..6"),
     ("groundtruth", "shard=3", "shard: 3 — an integer in 0..0"),
-    ("prepare", "benchmark.model.width=0", "benchmark.model.width: 0 — an integer ≥ 1"),
+    ("prepare", "model.width=0", "model.width: 0 — an integer ≥ 1"),
     ("search", "search.methods=[testnav,foo]", "search.methods[1]: 'foo' — one of testnav, greedy"),
     ("search", "search.mode=replay", "search.mode: 'replay' — one of table, live"),
     ("search", "search.selection=best", "search.selection: 'best' — one of dominance, rank_crowding"),
@@ -129,12 +129,27 @@ HYDRA_ONLY = [
     ("search", ("search.mu=200",), "search.mu: 200 — null (derived: 4) or an integer in 2..9"),
     ("search", ("-m", "benchmark=tiny", "search.seeds=1,0"), "search.seeds: 0 — an integer ≥ 1"),  # every job of a sweep
     ("groundtruth", ("benchmark=nope",), "Could not find 'benchmark/nope'"),
+    ("prepare", ("model=nope",), "Could not find 'model/nope'"),
+    ("prepare", ("modality=smell",), "Could not find 'modality/smell'"),
+    ("prepare", ("benchmark=tiny_imagenet", "model=digits_cnn"), "model.kind: 'digits_cnn' — a kind that fits dataset 'tiny_imagenet'"),
+    ("prepare", ("-m", "benchmark=tiny", "model=digits_cnn_small,digits_cnn_wide"), "benchmark.name: 'tiny' — a name of its own for each model"),
 ]
 
 
 @pytest.mark.parametrize("script, overrides, expected", HYDRA_ONLY, ids=[" ".join(o) for _, o, _ in HYDRA_ONLY])
 def test_hydra_only_settings(inputs, script, overrides, expected, monkeypatch, capsys):
     assert_rejected(inputs, "hydra", script, overrides, expected, monkeypatch, capsys)
+
+
+PARAMS_ONLY = [  # keys that are config groups in Hydra mode are plain keys of params.yaml
+    ("prepare", ("modality=text",), "modality: 'text' — the modality of benchmark 'digits', 'vision'"),
+    ("prepare", ("model.kind=torchvision",), "model.width: 16 — not a key of model (a model of kind 'torchvision'); valid keys: arch"),
+]
+
+
+@pytest.mark.parametrize("script, overrides, expected", PARAMS_ONLY, ids=[" ".join(o) for _, o, _ in PARAMS_ONLY])
+def test_params_only_settings(inputs, script, overrides, expected, monkeypatch, capsys):
+    assert_rejected(inputs, "params", script, overrides, expected, monkeypatch, capsys)
 
 
 def _edit_table(folder: Path, name: str, edit) -> None:

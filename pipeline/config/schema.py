@@ -2,9 +2,15 @@
 
 Every group of `conf/config.yaml` is a dataclass usable as an OmegaConf structured config. Values come
 from conf/ only: every field is mandatory (`???`), so a key missing from the composition is an error
-rather than a silent default. `benchmark.dataset`, `benchmark.model` and `benchmark.features` depend on
-their `kind`: each kind has its own dataclass (`DATASET_KINDS`, `MODEL_KINDS`, `FEATURE_KINDS`), as has
-each model kind of the paired-evaluation zoo (`ZOO_KINDS`), so unknown keys are rejected for every kind.
+rather than a silent default. `model` (the model under test, a group of its own: `model=<name>`),
+`benchmark.dataset` and `benchmark.features` depend on their `kind`: each kind has its own dataclass
+(`MODEL_KINDS`, `DATASET_KINDS`, `FEATURE_KINDS`), as has each model kind of the paired-evaluation zoo
+(`ZOO_KINDS`), so unknown keys are rejected for every kind.
+
+The choices the design names each have one short override: `model=<name>` (conf/model/), `benchmark=<name>`
+(conf/benchmark/), `modality=<name>` (conf/modality/: picks that modality's benchmark), `fidelity=[...]`
+and `search.budget=<n>`. The schema rejects a model, data set, perturbation or fidelity metric that does not
+fit the benchmark's modality, and a `modality` choice that contradicts the benchmark's.
 
 `validate_config(cfg)` merges a configuration into `Config` (unknown keys and wrong types are rejected by
 OmegaConf: `search.seeds=1.5` fails, it is not truncated), fills in the defaults that depend on the
@@ -72,6 +78,7 @@ class DigitsCNNModel:
 
     modality: ClassVar[str] = "vision"
     datasets: ClassVar[tuple[str, ...]] = ("digits",)
+    name: str = MISSING
     kind: str = "digits_cnn"
     width: int = MISSING
     epochs: int = MISSING
@@ -84,6 +91,7 @@ class TorchvisionModel:
 
     modality: ClassVar[str] = "vision"
     datasets: ClassVar[tuple[str, ...]] = ()  # any dataset of its modality
+    name: str = MISSING
     kind: str = "torchvision"
     arch: str = MISSING
     num_classes: int = MISSING
@@ -92,8 +100,15 @@ class TorchvisionModel:
 
 
 @dataclass
-class DigitsCNNFeatures(DigitsCNNModel):
+class DigitsCNNFeatures:
     """KID features: a second digits CNN, trained by the prepare stage (never the model under test)."""
+
+    modality: ClassVar[str] = "vision"
+    datasets: ClassVar[tuple[str, ...]] = ("digits",)
+    kind: str = "digits_cnn"
+    width: int = MISSING
+    epochs: int = MISSING
+    seed: int = MISSING
 
 
 @dataclass
@@ -120,17 +135,15 @@ class KidConfig:
 
 @dataclass
 class BenchmarkConfig:
-    """`benchmark`: dataset, model, KID features (kind-dependent), the space Θ and the metrics."""
+    """`benchmark`: dataset and KID features (kind-dependent), the space Θ and the task metric ψ."""
 
     name: str = MISSING
     modality: str = MISSING
     dataset: Any = MISSING
-    model: Any = MISSING
     features: Any = MISSING
     perturbations: list[str] = MISSING
     levels: int = MISSING
     task_metric: str = MISSING
-    fidelity: list[str] = MISSING
     kid: KidConfig = field(default_factory=KidConfig)
     seed: int = MISSING
     batch_size: int = MISSING
@@ -310,7 +323,10 @@ class FuzzConfig:
 class Config:
     """The whole composition of conf/config.yaml (= params.yaml)."""
 
+    model: Any = MISSING                       # the model under test (kind-dependent)
     benchmark: BenchmarkConfig = field(default_factory=BenchmarkConfig)
+    fidelity: list[str] = MISSING              # the fidelity metrics φ
+    modality: str | None = None                # set only by `modality=<name>`; must match benchmark.modality
     search: SearchConfig = field(default_factory=SearchConfig)
     paired: PairedConfig = field(default_factory=PairedConfig)
     fuzz: FuzzConfig = field(default_factory=FuzzConfig)
@@ -622,25 +638,25 @@ def validate_config(cfg: DictConfig | Mapping[str, Any]) -> DictConfig:
     _missing(merged)
     bench = data["benchmark"]
     merged.benchmark.dataset = _kind_node(bench.get("dataset"), "benchmark.dataset", DATASET_KINDS, "dataset")
-    merged.benchmark.model = _kind_node(bench.get("model"), "benchmark.model", MODEL_KINDS, "model")
+    merged.model = _kind_node(data.get("model"), "model", MODEL_KINDS, "model")
     merged.benchmark.features = _kind_node(bench.get("features"), "benchmark.features", FEATURE_KINDS, "feature extractor")
     merged.paired.records.models = _zoo(merged.paired.records.models)
     _missing(merged)
     c = OmegaConf.to_container(merged)
     _typecheck(Config, c, "")
-    for key, table in (("dataset", DATASET_KINDS), ("model", MODEL_KINDS), ("features", FEATURE_KINDS)):
-        node = c["benchmark"][key]
-        _typecheck(table[node["kind"]], node, f"benchmark.{key}")
+    for key, node, table in (("model", c["model"], MODEL_KINDS), ("benchmark.dataset", c["benchmark"]["dataset"], DATASET_KINDS),
+                             ("benchmark.features", c["benchmark"]["features"], FEATURE_KINDS)):
+        _typecheck(table[node["kind"]], node, key)
     for i, entry in enumerate(c["paired"]["records"]["models"]):
         _typecheck(ZOO_KINDS[entry["kind"]], entry, f"paired.records.models[{i}]")
     _check_top(c)
-    size = _check_benchmark(c["benchmark"])
+    size = _check_benchmark(c["benchmark"], c["model"], c["fidelity"], c["modality"])
     if c["search"]["tune"]["mu"] is None and c["search"]["tune"]["benchmarks"]:
         raise ConfigError("search.tune.mu", None, "a list of integers ≥ 2: μ cannot be derived when search.tune.benchmarks names "
                           "other benchmarks (their Θ is unknown)")
     derive_defaults(merged)
     c = OmegaConf.to_container(merged)
-    _check_search(c["search"], c["benchmark"], size)
+    _check_search(c["search"], c["benchmark"], c["fidelity"], size)
     _check_paired(c["paired"])
     _check_fuzz(c["fuzz"])
     return merged
@@ -670,8 +686,8 @@ def _check_top(c: dict[str, Any]) -> None:
             raise ConfigError(f"paths.{key}", c["paths"][key], "a non-empty folder path")
 
 
-def _check_benchmark(b: dict[str, Any]) -> int:
-    """Benchmark rules; returns |Θ|."""
+def _check_benchmark(b: dict[str, Any], model: dict[str, Any], fidelity: list[str], chosen: str | None) -> int:
+    """Rules of the benchmark, the model under test, the fidelity metrics and the modality choice; returns |Θ|."""
     from pipeline.benchmark import TASK_METRICS
     from pipeline.builders import FIDELITY
     from pipeline.perturb.registry import available, get_perturbation
@@ -679,17 +695,26 @@ def _check_benchmark(b: dict[str, Any]) -> int:
     _file_name("benchmark.name", b["name"])
     families = {name: get_perturbation(name) for name in available()}
     modality = b["modality"]
-    _choice("benchmark.modality", modality, sorted({p.modality for p in families.values()}))
-    ds, model, feats = b["dataset"], b["model"], b["features"]
-    for key, node, table in (("dataset", ds, DATASET_KINDS), ("model", model, MODEL_KINDS), ("features", feats, FEATURE_KINDS)):
+    modalities = sorted({p.modality for p in families.values()})
+    _choice("benchmark.modality", modality, modalities)
+    if chosen is not None:
+        _choice("modality", chosen, modalities)
+        if chosen != modality:
+            raise ConfigError("modality", chosen, f"the modality of benchmark {b['name']!r}, {modality!r} (`modality=` picks a "
+                              "benchmark of its own; do not combine it with a benchmark of another modality)")
+    _file_name("model.name", model["name"])
+    ds, feats = b["dataset"], b["features"]
+    for key, node, table in (("model", model, MODEL_KINDS), ("benchmark.dataset", ds, DATASET_KINDS),
+                             ("benchmark.features", feats, FEATURE_KINDS)):
+        what = key.rpartition(".")[2]
         fits = [k for k, cls in table.items() if cls.modality == modality]
         if table[node["kind"]].modality != modality:
-            raise ConfigError(f"benchmark.{key}.kind", node["kind"], f"a {key} kind of modality {modality!r}: "
+            raise ConfigError(f"{key}.kind", node["kind"], f"a {what} kind of modality {modality!r}: "
                               f"{', '.join(fits) or 'none in the schema yet'}")
         needs = getattr(table[node["kind"]], "datasets", ())
         if needs and ds["kind"] not in needs:
             fits = [k for k, cls in table.items() if not cls.datasets or ds["kind"] in cls.datasets]
-            raise ConfigError(f"benchmark.{key}.kind", node["kind"], f"a kind that fits dataset {ds['kind']!r}: {', '.join(fits)} "
+            raise ConfigError(f"{key}.kind", node["kind"], f"a kind that fits dataset {ds['kind']!r}: {', '.join(fits)} "
                               f"({node['kind']!r} is trained by the prepare stage on the {', '.join(needs)} splits)")
     limit = None
     if ds["kind"] == "digits":
@@ -703,14 +728,14 @@ def _check_benchmark(b: dict[str, Any]) -> int:
         _optional_at_least("benchmark.dataset.limit", ds["limit"], 1, "all images")
         _optional_at_least("benchmark.dataset.size", ds["size"], 1, "keep the native size")
         limit = ds["limit"]
-    for key, node in (("model", model), ("features", feats)):
+    for key, node in (("model", model), ("benchmark.features", feats)):
         if node["kind"] == "digits_cnn":
-            _at_least(f"benchmark.{key}.width", node["width"], 1)
-            _at_least(f"benchmark.{key}.epochs", node["epochs"], 1)
-            _at_least(f"benchmark.{key}.seed", node["seed"], 0)
+            _at_least(f"{key}.width", node["width"], 1)
+            _at_least(f"{key}.epochs", node["epochs"], 1)
+            _at_least(f"{key}.seed", node["seed"], 0)
     if model["kind"] == "torchvision":
-        _at_least("benchmark.model.num_classes", model["num_classes"], 1)
-        _at_least("benchmark.model.input_size", model["input_size"], 1)
+        _at_least("model.num_classes", model["num_classes"], 1)
+        _at_least("model.input_size", model["input_size"], 1)
     if feats["kind"] == "inception":
         _choice("benchmark.features.dim", feats["dim"], InceptionFeatures.dims)
 
@@ -727,7 +752,7 @@ def _check_benchmark(b: dict[str, Any]) -> int:
         raise ConfigError("benchmark.levels", b["levels"], f"an integer in 2..{top + 1} (level 0 = identity; the perturbations "
                           f"have levels 0..{top})")
     _choice("benchmark.task_metric", b["task_metric"], sorted(TASK_METRICS))
-    _names("benchmark.fidelity", b["fidelity"], list(FIDELITY), "fidelity metrics")
+    _names("fidelity", fidelity, list(FIDELITY), "fidelity metrics")
     _at_least("benchmark.kid.subset_size", b["kid"]["subset_size"], 1)
     _at_least("benchmark.kid.subsets", b["kid"]["subsets"], 1)
     _at_least("benchmark.seed", b["seed"], 0)
@@ -742,7 +767,7 @@ def _population_methods(methods: Sequence[str], classes: Mapping[str, Any]) -> l
     return [m for m in methods if "mu" in classes[m].hyperparameters()]
 
 
-def _check_search(s: dict[str, Any], bench: dict[str, Any], size: int) -> None:
+def _check_search(s: dict[str, Any], bench: dict[str, Any], fidelity: list[str], size: int) -> None:
     from pipeline.search.registry import METHODS
 
     valid = list(METHODS)
@@ -753,7 +778,7 @@ def _check_search(s: dict[str, Any], bench: dict[str, Any], size: int) -> None:
     _choice("search.selection", s["selection"], list(TOURNAMENTS), " (NSGA-II parent selection)")
     _names("search.methods", s["methods"], valid, "search methods")
     if s["metrics"] is not None:
-        _names("search.metrics", s["metrics"], bench["fidelity"], "fidelity metrics", " (search.metrics ⊆ benchmark.fidelity)")
+        _names("search.metrics", s["metrics"], fidelity, "fidelity metrics", " (search.metrics ⊆ fidelity)")
     _at_least("search.seeds", s["seeds"], 1)
     _at_least("search.budget_factor", s["budget_factor"], 1, " (B = budget_factor × |Θ|)")
     _optional_at_least("search.budget", s["budget"], 1, f"B = budget_factor × |Θ| = {s['budget_factor'] * size}")

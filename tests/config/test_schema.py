@@ -31,7 +31,7 @@ from pipeline.config.schema import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-GROUPS = ("benchmark", "search", "paired", "fuzz")
+GROUPS = ("model", "benchmark", "modality", "search", "paired", "fuzz")
 TINY_DERIVED = ["benchmark=tiny", "search.mu=null", "search.tune.mu=null"]  # until conf/ says null itself
 
 
@@ -70,7 +70,7 @@ def params_mode(overrides):
 def test_default_composition_validates(hydra_conf):
     cfg = validate_config(compose("config"))
     assert cfg.search.mu == 110 and list(cfg.search.tune.mu) == [20, 50, 80, 110]
-    assert OmegaConf.get_type(cfg.benchmark.model) is DigitsCNNModel
+    assert OmegaConf.get_type(cfg.model) is DigitsCNNModel and cfg.model.name == "digits_cnn"
     assert OmegaConf.to_container(cfg.paired.records.models)[5] == {"name": "logreg", "family": "linear", "kind": "logreg", "C": 1.0}
 
 
@@ -128,7 +128,8 @@ def _tiny_imagenet(data: dict) -> dict:
     """benchmark=tiny_imagenet without the keys it inherits from digits (see the report on conf/)."""
     b = data["benchmark"]
     b["dataset"] = {"kind": "tiny_imagenet", "root": "/data/tiny-imagenet-200", "limit": None, "size": None}
-    b["model"] = {"kind": "torchvision", "arch": "vit_b_16", "num_classes": 200, "weights_path": None, "input_size": 224}
+    data["model"] = {"name": "vit_b_16", "kind": "torchvision", "arch": "vit_b_16", "num_classes": 200, "weights_path": None,
+                     "input_size": 224}
     b["features"] = {"kind": "inception", "dim": 2048}
     return data
 
@@ -136,10 +137,10 @@ def _tiny_imagenet(data: dict) -> dict:
 def test_kinds_have_their_own_keys():
     data = OmegaConf.to_container(OmegaConf.load(ROOT / "params.yaml"))
     cfg = validate_config(_tiny_imagenet(copy.deepcopy(data)))
-    assert cfg.benchmark.model.arch == "vit_b_16" and cfg.benchmark.features.dim == 2048
+    assert cfg.model.arch == "vit_b_16" and cfg.benchmark.features.dim == 2048
     bad = _tiny_imagenet(copy.deepcopy(data))
-    bad["benchmark"]["model"] = data["benchmark"]["model"]  # the digits CNN is trained on the digits splits only
-    with pytest.raises(ConfigError, match=r"^benchmark\.model\.kind: 'digits_cnn' — a kind that fits dataset 'tiny_imagenet': torchvision"):
+    bad["model"] = data["model"]  # the digits CNN is trained on the digits splits only
+    with pytest.raises(ConfigError, match=r"^model\.kind: 'digits_cnn' — a kind that fits dataset 'tiny_imagenet': torchvision"):
         validate_config(bad)
     bad = _tiny_imagenet(copy.deepcopy(data))
     bad["benchmark"]["features"]["dim"] = 100
@@ -170,12 +171,12 @@ BAD = [
     (["benchmark.levels=2.5"], "benchmark.levels", "2.5", "an integer"),
     (["search.seeds=1.5"], "search.seeds", "1.5", "an integer"),
     (["benchmark.dataset.test_limit=-1"], "benchmark.dataset.test_limit", "-1", "null (all images) or an integer ≥ 1"),
-    (["benchmark.fidelity=[]"], "benchmark.fidelity", "[]", "a non-empty list of fidelity metrics among ssim, kid"),
+    (["fidelity=[]"], "fidelity", "[]", "a non-empty list of fidelity metrics among ssim, kid"),
     (["paired.primary_lambda=0.55"], "paired.primary_lambda", "0.55", "a value of the paired.lambdas grid: 0, 0.1, 0.2"),
     (["search.seedz=3"], "search.seedz", "3", "not a key of search; valid keys: budget, budget_factor"),
     (["benchmark=tiny", "search.mu=200"], "search.mu", "200", "null (derived: 4) or an integer in 2..9 (μ ≤ |Θ| = 3^2 = 9"),
     (["benchmark.perturbations=[fogg,brightness]"], "benchmark.perturbations[0]", "'fogg'", "a perturbation of modality 'vision': brightness, contrast,"),
-    (["benchmark.fidelity=[ssim,fid]"], "benchmark.fidelity[1]", "'fid'", "one of ssim, kid"),
+    (["fidelity=[ssim,fid]"], "fidelity[1]", "'fid'", "one of ssim, kid"),
     (["search.methods=[testnav,nsga3]"], "search.methods[1]", "'nsga3'", "one of testnav, greedy, ga, random, delta_only"),
     (["fuzz.adapter=foo"], "fuzz.adapter", "'foo'", "one of geometric, weights, severity"),
     (["paired.clean_coverage=1.5"], "paired.clean_coverage", "1.5", "a number in (0, 1]"),
@@ -184,7 +185,7 @@ BAD = [
     (["num_shards=0"], "num_shards", "0", "an integer ≥ 1"),
     (["benchmark.levels=7"], "benchmark.levels", "7", "an integer in 2..6"),
     (["benchmark.levels=1"], "benchmark.levels", "1", "an integer in 2..6"),
-    (["search.metrics=[fid]"], "search.metrics[0]", "'fid'", "one of ssim, kid (search.metrics ⊆ benchmark.fidelity)"),
+    (["search.metrics=[fid]"], "search.metrics[0]", "'fid'", "one of ssim, kid (search.metrics ⊆ fidelity)"),
     (["search.methods=[testnav,random]", "search.table2_methods=[testnav,ga]"], "search.table2_methods[1]", "'ga'",
      "one of testnav, random (a subset of search.methods)"),
     (["paired.levels=[I0,Ik,I7]"], "paired.levels[2]", "'I7'", "one of I0, Ik, I5"),
@@ -200,8 +201,8 @@ BAD = [
     (["fuzz.adapters.geometric.test_fraction=1.5"], "fuzz.adapters.geometric.test_fraction", "1.5", "a number in (0, 1)"),
     (["fuzz.adapters.geometric.n_coarse=60"], "fuzz.adapters.geometric.n_coarse", "60", "an integer in 2..50"),
     (["search.mode=online"], "search.mode", "'online'", "one of table, live"),
-    (["benchmark.model.kind=resnet"], "benchmark.model.kind", "'resnet'", "one of digits_cnn, torchvision"),
-    (["benchmark.model.widht=3"], "benchmark.model.widht", "3", "not a key of benchmark.model (a model of kind 'digits_cnn'); valid keys: epochs"),
+    (["model.kind=resnet"], "model.kind", "'resnet'", "one of digits_cnn, torchvision"),
+    (["model.widht=3"], "model.widht", "3", "not a key of model (a model of kind 'digits_cnn'); valid keys: epochs"),
     (["benchmark.features.kind=inception"], "benchmark.features.width", "8", "not a key of benchmark.features (a feature extractor of kind 'inception')"),
     (TINY_DERIVED + ["search.budget=3"], "search.budget", "3", "null or an integer ≥ search.mu = 4 (testnav, ga, delta_only, rho_only"),
     (["search.live.budget=0"], "search.live.budget", "0", "null (the table-mode B = 6480) or an integer ≥ 1"),
@@ -253,7 +254,7 @@ def test_bad_override_hydra_mode(hydra_conf, overrides, key, value, allowed):
     except (HydraException, OmegaConfBaseException):
         # Hydra's own struct check (a key not in conf/) rejects these before the schema does; the entry
         # point must turn that into the same one-line error.
-        assert key in {"search.seedz", "benchmark.model.widht", "benchmark.perturbations", "search.seeds"}, key
+        assert key in {"search.seedz", "model.widht", "benchmark.perturbations", "search.seeds"}, key
         return
     with pytest.raises(ConfigError) as err:
         validate_config(cfg)
