@@ -81,15 +81,17 @@ class Benchmark:
         out["seconds_perturb"] = time.perf_counter() - t0 - out["seconds_infer"] - out["seconds_fidelity"]
         return out
 
-    def evaluate_many(self, thetas: Sequence[Sequence[int]], cache: PrefixCache | None = None
+    def evaluate_many(self, thetas: Sequence[Sequence[int]], cache: PrefixCache | None = None, source: Any = None
                       ) -> Iterator[tuple[tuple[int, ...], dict[str, float]]]:
         """Evaluate configurations in lexicographic order, reusing perturbed prefixes through `cache`
-        (a new PrefixCache by default; pass one to read its application count). Values are identical to
-        `evaluate` one by one."""
-        cache = cache or PrefixCache(self.perturbations, self.clean, self.seed)
+        (a new PrefixCache by default; pass one to read its application count). `source`, when given,
+        supplies the perturbed sets instead: any object whose `get(θ)` returns T_θ of this benchmark's
+        clean set, perturbations and seed (a `pipeline.perturb.materialize.PerturbationStore`). Values
+        are identical to `evaluate` one by one."""
+        source = source if source is not None else cache or PrefixCache(self.perturbations, self.clean, self.seed)
         for theta in sorted(self.space.validate(t) for t in thetas):
             t0 = time.perf_counter()
-            perturbed = cache.get(theta)
+            perturbed = source.get(theta)
             t1 = time.perf_counter()
             out = self.score(perturbed)
             out["seconds_perturb"] = t1 - t0
