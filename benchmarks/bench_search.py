@@ -102,10 +102,10 @@ def main() -> None:
 
     settings = grid([1, 5, 10, 15], [1, 5, 10, 15], [20, 50, 80, 110])
     if args.full:
-        jobs = [dict(problem=problem, setting=s, seed=0, budget_factor=5) for s in settings]
+        jobs = [dict(problem=problem, setting=s, seed=0, budget=5 * problem.space.size) for s in settings]
     else:
         sample = [s for s in settings if s["eta_c"] in (1, 15) and s["eta_m"] in (1, 15)]
-        jobs = [dict(problem=problem, setting=s, seed=seed, budget_factor=5) for s in sample for seed in (0, 1)]
+        jobs = [dict(problem=problem, setting=s, seed=seed, budget=5 * problem.space.size) for s in sample for seed in (0, 1)]
     print(f"\n(3) {len(jobs)} grid runs: CPU time in this process, then wall time over all cores (joblib)")
     cpu = time.process_time()
     rows = [tune_run(**job) for job in jobs]

@@ -20,6 +20,7 @@ from pipeline.registry import Registry
 from pipeline.space import Space
 
 Predict = Callable[[Any], np.ndarray]
+Observe = Callable[[Any], tuple[np.ndarray, dict[str, float]]]  # inputs -> (predictions, adequacy metrics), one pass
 TaskMetric = Callable[[np.ndarray, np.ndarray], float]
 Fidelity = Callable[[Any], float]  # perturbed inputs -> φ(T_θ, D), higher = closer to D
 
@@ -39,7 +40,9 @@ def get_task_metric(name: str) -> TaskMetric:
 
 @dataclass
 class Benchmark:
-    """`evaluate(θ)` → {'psi', 'delta', 'rho_<metric>' …, 'seconds_perturb', 'seconds_infer', 'seconds_fidelity'}."""
+    """`evaluate(θ)` → {'psi', 'delta', 'rho_<metric>' …, 'seconds_perturb', 'seconds_infer', 'seconds_fidelity'};
+    with `observe`, also 'adequacy_<metric>' for each input-level adequacy metric of TestNav §4.4, from the
+    forward pass that gives the predictions (no second inference)."""
 
     name: str
     space: Space
@@ -50,6 +53,7 @@ class Benchmark:
     task_metric: TaskMetric
     fidelity: dict[str, Fidelity]
     seed: int = 0
+    observe: Observe | None = None
     clean_score: float = field(init=False)
 
     def __post_init__(self) -> None:
@@ -65,9 +69,11 @@ class Benchmark:
     def score(self, perturbed: Any) -> dict[str, float]:
         """ψ, δ (Eq. 1) and ρ per fidelity metric (Eq. 2) of one perturbed set, with timings."""
         t0 = time.perf_counter()
-        psi = self.task_metric(self.predict(perturbed), self.labels)
+        predictions, adequacy = self.observe(perturbed) if self.observe is not None else (self.predict(perturbed), {})
+        psi = self.task_metric(predictions, self.labels)
         t1 = time.perf_counter()
         out = {"psi": psi, "delta": max(self.clean_score - psi, 0.0), "seconds_infer": t1 - t0}
+        out.update({f"adequacy_{name}": float(value) for name, value in adequacy.items()})
         for metric, phi in self.fidelity.items():
             out[f"rho_{metric}"] = float(phi(perturbed))
         out["seconds_fidelity"] = time.perf_counter() - t1

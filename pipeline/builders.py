@@ -4,6 +4,8 @@ entry here (preparing the assets is `pipeline.preparation`); the scripts layer p
 folders, the library never reads configs itself."""
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -11,6 +13,7 @@ import numpy as np
 import torch
 
 from pipeline.benchmark import Benchmark, get_task_metric
+from pipeline.code import robust_pass as _robust_pass  # noqa: F401  (registers the task metric robust_pass)
 from pipeline.fidelity.kid import EmbeddingFeatures, KIDFidelity
 from pipeline.fidelity.ssim import SSIMFidelity
 from pipeline.models.cnn import load_cnn, predict_proba
@@ -36,26 +39,90 @@ def _tiny_imagenet_test(ds: Spec, data_dir: Path) -> tuple[np.ndarray, np.ndarra
     return load_tiny_imagenet_val(ds["root"], limit=ds.get("limit"), size=ds.get("size"))
 
 
-DATASETS: Registry[Callable[[Spec, Path], tuple[np.ndarray, np.ndarray]]] = Registry("dataset")
+def _bbc_news_test(ds: Spec, data_dir: Path) -> tuple[list[str], np.ndarray]:
+    test = json.loads((data_dir / "test.json").read_text(encoding="utf-8"))
+    return list(test["texts"]), np.asarray(test["labels"], dtype=np.int64)
+
+
+def _humaneval_test(ds: Spec, data_dir: Path) -> tuple[list[str], np.ndarray]:
+    # D of a code benchmark: each problem's prompt `variants` times in a row (input i·s + k = variant k of
+    # problem i, so composition seeds the s copies differently); the label of a row is its problem's index
+    from pipeline.code.assets import load_code_set
+
+    return load_code_set(data_dir)[:2]
+
+
+DATASETS: Registry[Callable[[Spec, Path], tuple[Any, np.ndarray]]] = Registry("dataset")
 DATASETS.register("digits", _digits_test)
 DATASETS.register("tiny_imagenet", _tiny_imagenet_test)
+DATASETS.register("bbc_news", _bbc_news_test)
+DATASETS.register("humaneval", _humaneval_test)
 
 
-# ---- models: spec -> module -----------------------------------------------------------------------
+# ---- models: (spec, data folder, batch size) -> predict(inputs) -> one prediction per input ----------
+# (what the task metric ψ compares with the labels: a class for classifiers)
 
-def _digits_cnn(spec: Spec, path: Path) -> torch.nn.Module:
-    return load_cnn(path)
+Predict = Callable[[Any], np.ndarray]
 
 
-def _torchvision(spec: Spec, path: Path) -> torch.nn.Module:
+def _digits_cnn(spec: Spec, data_dir: Path, batch: int) -> Predict:
+    net = load_cnn(data_dir / "model.pt")
+    return lambda x: predict_proba(net, x, batch).argmax(1)
+
+
+def _torchvision(spec: Spec, data_dir: Path, batch: int) -> Predict:
     from pipeline.models.torchvision_classifier import TorchvisionClassifier
 
-    return TorchvisionClassifier(spec["arch"], int(spec["num_classes"]), spec.get("weights_path"), int(spec.get("input_size", 224)))
+    net = TorchvisionClassifier(spec["arch"], int(spec["num_classes"]), spec.get("weights_path"), int(spec.get("input_size", 224)))
+    return lambda x: predict_proba(net, x, batch).argmax(1)
 
 
-MODELS: Registry[Callable[[Spec, Path], torch.nn.Module]] = Registry("model")
+def _text_head(spec: Spec, data_dir: Path, batch: int) -> Predict:
+    from pipeline.models.text_encoder import TextClassifier
+
+    with np.load(data_dir / "model.npz") as z:
+        head = TextClassifier.from_state({k: z[k] for k in z.files})  # the process-wide encoder, shared with BERT-F1
+    return lambda texts: head.predict(list(texts))
+
+
+def _code_retrieval(spec: Spec, data_dir: Path, batch: int) -> Predict:
+    # predict(prompts) -> passed per row: the retrieved completion executed against its problem's tests in
+    # the sandbox, through a per-process execution cache (ψ = RP_s@1 groups the rows by problem)
+    from pipeline.code.assets import code_predictor
+
+    return code_predictor(spec, data_dir)
+
+
+MODELS: Registry[Callable[[Spec, Path, int], Predict]] = Registry("model")
 MODELS.register("digits_cnn", _digits_cnn)
 MODELS.register("torchvision", _torchvision)
+MODELS.register("text_head", _text_head)
+MODELS.register("code_retrieval", _code_retrieval)
+
+
+# ---- observers: the model's forward pass with its input-level adequacy metrics (TestNav §4.4) --------
+# benchmark spec, data folder, batch size -> observe(inputs) -> (predictions, {metric: value})
+
+def _digits_cnn_observer(spec: Spec, data_dir: Path, batch: int) -> Callable[[Any], tuple[np.ndarray, dict[str, float]]]:
+    from pipeline.adequacy import ActivationProfile, AdequacySettings, adequacy_scores
+    from pipeline.adequacy.hooks import capture
+    from pipeline.models.cnn import to_tensor
+
+    net, settings = load_cnn(data_dir / "model.pt"), AdequacySettings.from_spec(spec["adequacy"])
+    profile = ActivationProfile.load(data_dir / "adequacy_profile.npz")
+    names = list(spec["adequacy"]["metrics"])
+
+    def observe(x: np.ndarray) -> tuple[np.ndarray, dict[str, float]]:
+        logits, acts = capture(net, settings.layers, x, batch, transform=to_tensor)
+        # predictions exactly as `predict_proba(...).argmax(1)` computes them (softmax before argmax)
+        predictions = torch.softmax(torch.from_numpy(logits), dim=1).double().numpy().argmax(1)
+        return predictions, adequacy_scores(names, logits, acts, profile, settings)
+
+    return observe
+
+
+OBSERVERS: Registry[Callable[[Spec, Path, int], Callable[[Any], tuple[np.ndarray, dict[str, float]]]]] = Registry("adequacy model")
+OBSERVERS.register("digits_cnn", _digits_cnn_observer)
 
 
 # ---- feature extractors for KID: spec -> module ---------------------------------------------------
@@ -81,16 +148,59 @@ def _ssim(clean: Any, spec: Spec, data_dir: Path) -> Callable[[Any], float]:
 
 
 def _kid(clean: Any, spec: Spec, data_dir: Path) -> Callable[[Any], float]:
-    kid = spec.get("kid", {})
+    kid = spec.get("kid") or {}
     return KIDFidelity(clean, FEATURES.get(spec["features"]["kind"])(spec["features"], data_dir), subset_size=int(kid.get("subset_size", 1000)),
                        subsets=int(kid.get("subsets", 100)), seed=int(spec.get("seed", 0)),
                        batch_size=int(spec.get("batch_size", 512)))
 
 
-# fidelity metrics φ: name -> factory(clean inputs, benchmark spec, data folder) -> φ(perturbed)
-FIDELITY: Registry[Callable[[Any, Spec, Path], Callable[[Any], float]]] = Registry("fidelity metric")
-FIDELITY.register("ssim", _ssim)
-FIDELITY.register("kid", _kid)
+def _chrf(clean: Any, spec: Spec, data_dir: Path) -> Callable[[Any], float]:
+    from pipeline.fidelity.text import ChrFFidelity
+
+    return ChrFFidelity(list(clean))
+
+
+def _bert_f1(clean: Any, spec: Spec, data_dir: Path) -> Callable[[Any], float]:
+    from pipeline.fidelity.text import BERTScoreFidelity
+
+    return BERTScoreFidelity(list(clean))  # the process-wide MiniLM encoder: one forward pass with the text model
+
+
+def _code_rows(clean: Any, spec: Spec) -> list[int] | None:
+    from pipeline.fidelity.code import variant_rows
+
+    ds = spec["dataset"]
+    return variant_rows(len(clean), int(ds["variants"]), ds.get("fidelity_variants"))
+
+
+def _chrf_code(clean: Any, spec: Spec, data_dir: Path) -> Callable[[Any], float]:
+    from pipeline.fidelity.code import code_chrf
+
+    return code_chrf(list(clean), rows=_code_rows(clean, spec))  # whitespace counts (pipeline.fidelity.code)
+
+
+def _bert_f1_code(clean: Any, spec: Spec, data_dir: Path) -> Callable[[Any], float]:
+    from pipeline.fidelity.code import CodeBERTScoreFidelity
+
+    return CodeBERTScoreFidelity(list(clean), rows=_code_rows(clean, spec))
+
+
+@dataclass(frozen=True)
+class FidelityKind:
+    """A fidelity metric φ: the modality of the inputs it compares and its factory
+    (clean inputs, benchmark spec, data folder) -> φ(perturbed inputs), higher = closer to D."""
+
+    modality: str
+    build: Callable[[Any, Spec, Path], Callable[[Any], float]]
+
+
+FIDELITY: Registry[FidelityKind] = Registry("fidelity metric")
+FIDELITY.register("ssim", FidelityKind("vision", _ssim))
+FIDELITY.register("kid", FidelityKind("vision", _kid))
+FIDELITY.register("chrf", FidelityKind("text", _chrf))
+FIDELITY.register("bert_f1", FidelityKind("text", _bert_f1))
+FIDELITY.register("chrf_code", FidelityKind("code", _chrf_code))
+FIDELITY.register("bert_f1_code", FidelityKind("code", _bert_f1_code))
 
 
 # ---- the benchmark ---------------------------------------------------------------------------------
@@ -117,11 +227,11 @@ def build_benchmark(spec: Spec, data_dir: str | Path) -> Benchmark:
     clean, labels = DATASETS.get(spec["dataset"]["kind"])(spec["dataset"], data_dir)
     if len(labels) == 0:
         raise ValueError(f"dataset of benchmark {spec['name']!r} is empty")
-    model = MODELS.get(spec["model"]["kind"])(spec["model"], data_dir / "model.pt")
-    batch = int(spec.get("batch_size", 512))
-    fidelity = {m: FIDELITY[m](clean, spec, data_dir) for m in metrics}
+    predict = MODELS.get(spec["model"]["kind"])(spec["model"], data_dir, int(spec.get("batch_size", 512)))
+    fidelity = {m: FIDELITY[m].build(clean, spec, data_dir) for m in metrics}
+    observe = OBSERVERS.get(spec["model"]["kind"])(spec, data_dir, int(spec.get("batch_size", 512))) if spec.get("adequacy") else None
     return Benchmark(
         name=spec["name"], space=space, perturbations=[get_perturbation(n) for n in space.names], clean=clean, labels=labels,
-        predict=lambda x: predict_proba(model, x, batch).argmax(1), task_metric=task_metric, fidelity=fidelity,
+        predict=predict, task_metric=task_metric, fidelity=fidelity, observe=observe,
         seed=int(spec.get("seed", 0)),
     )

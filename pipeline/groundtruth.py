@@ -149,7 +149,7 @@ def evaluate_shard(
         return all(config_key(fingerprint, t) in finished for t in configs[key][1])
 
     def run(pending: list[str]) -> list[str]:
-        n_workers = max(1, min(workers or os.cpu_count() or 1, len(pending)))
+        n_workers = max(1, min(workers or len(os.sched_getaffinity(0)) or 1, len(pending)))  # 0: the cores this process may use
         claimed = []
         for prefix, (took, n, apps) in _task_results(factory, [configs[k][0] for k in pending], str(store_path), fingerprint, n_workers):
             claimed += [task_key(fingerprint, prefix)] if took else []

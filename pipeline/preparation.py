@@ -8,6 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pipeline.data.digits import load_digits_splits
+from pipeline.io import atomic_path, write_text
 from pipeline.models.cnn import predict_proba, save_cnn, train_cnn
 from pipeline.registry import Registry
 
@@ -31,11 +32,70 @@ def prepare_digits(spec: Spec, data_dir: str | Path, progress: bool = True) -> d
         for split in ("dev", "test"):
             x, y = splits[split]
             metrics[f"{role}_{split}_accuracy"] = float((predict_proba(net, x).argmax(1) == y).mean())
+        if role == "model" and spec.get("adequacy"):
+            save_adequacy_profile(net, splits["train"][0], spec["adequacy"], data_dir / "adequacy_profile.npz")
     return metrics
+
+
+def save_adequacy_profile(net: Any, train_x: np.ndarray, adequacy: Spec, path: Path) -> None:
+    """The training-set activation profile the adequacy metrics compare with (TestNav §4.4): per-neuron
+    bounds of every layer and the penultimate traces, classes = the model's own training predictions
+    (as Kim et al. do for LSA / DSA)."""
+    from pipeline.adequacy import AdequacySettings, build_profile
+    from pipeline.adequacy.hooks import capture
+    from pipeline.models.cnn import to_tensor
+
+    settings = AdequacySettings.from_spec(adequacy)
+    logits, acts = capture(net, settings.layers, train_x, transform=to_tensor)
+    build_profile(acts, logits.argmax(1), settings.surprise_layers).save(path)
+
+
+def prepare_bbc_news(spec: Spec, data_dir: str | Path, progress: bool = True) -> dict[str, float]:
+    """Split the BBC News leads (the test split, or its stratified subset of `test_size`, is D), write D as
+    test.json, train the logistic head on the frozen MiniLM encoder (model.npz); return clean metrics."""
+    import json
+
+    from pipeline.data.text_corpus import load_text_splits
+    from pipeline.models.text_encoder import train_text_classifier
+
+    data_dir = Path(data_dir)
+    ds, model = spec["dataset"], spec["model"]
+    splits = load_text_splits(seed=int(ds["split_seed"]), test_size=ds.get("test_size"))
+    head = train_text_classifier(*splits["train"], C=float(model["C"]), max_iter=int(model["max_iter"]))
+    texts, labels = splits["test"]
+    write_text(json.dumps({"texts": texts, "labels": labels.tolist()}, indent=0), data_dir / "test.json")
+    with atomic_path(data_dir / "model.npz") as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **head.state())
+    metrics: dict[str, float] = {f"n_{k}": len(y) for k, (_, y) in splits.items()}
+    for split in ("dev", "test"):
+        x, y = splits[split]
+        metrics[f"model_{split}_accuracy"] = float((head.predict(x) == y).mean())
+    return metrics
+
+
+def prepare_humaneval(spec: Spec, data_dir: str | Path, progress: bool = True) -> dict[str, float]:
+    """Write D (the first `problems` HumanEval problems, each prompt `variants` times) and the retrieval
+    model's bank (all 164 problems with their canonical solutions) into `data_dir` (`pipeline.code.assets`);
+    return the clean pass rate of the model on D, executed in the sandbox (at θ = 0 the variants of a
+    problem are one prompt, so RP_s@1 = pass@1)."""
+    from pipeline.code.assets import code_predictor, write_code_assets
+    from pipeline.data.humaneval import load_humaneval
+
+    ds = spec["dataset"]
+    bank = load_humaneval()
+    problems = bank[: ds["problems"]] if ds.get("problems") is not None else bank
+    write_code_assets(problems, bank, int(ds["variants"]), float(ds["timeout_s"]), data_dir)
+    predict = code_predictor(spec["model"], data_dir)
+    passed = predict([p.prompt for p in problems for _ in range(int(ds["variants"]))])
+    return {"n_problems": len(problems), "n_inputs": len(passed), "n_bank": len(bank),
+            "model_clean_pass_at_1": float(passed.mean()), "sandbox_runs": predict.cache.runs}
 
 
 PREPARERS: Registry[Callable[..., dict[str, float]]] = Registry("preparer")
 PREPARERS.register("digits", prepare_digits)
+PREPARERS.register("bbc_news", prepare_bbc_news)
+PREPARERS.register("humaneval", prepare_humaneval)
 
 
 def prepare(spec: Spec, data_dir: str | Path, progress: bool = True) -> dict[str, float]:

@@ -20,7 +20,6 @@ from pipeline.config.errors import InputError, Text
 from pipeline.pareto import pareto_mask
 
 _MAX_LISTED = 10
-SINGLE_PASS = ("random", "coverage")  # methods that stop after |Θ| proposals (random_search.py, coverage.py)
 
 
 # ---- column checks ----------------------------------------------------------------------------------
@@ -189,7 +188,9 @@ def validate_trace(trace: pd.DataFrame, space_names: Sequence[str], levels: int,
     b = 1..n (1-based, as the ledger writes it), levels in range, finite δ and ρ. Re-derived from the θ
     sequence: is_new (first proposal of its θ), u (distinct θ so far) and the cache (a repeated θ carries
     the δ, ρ of its first proposal). Accounting: n = B, or n < B only when every configuration of Θ was
-    evaluated (u = |Θ|: Random Search and Coverage stop there, having nothing left to propose).
+    evaluated (u = |Θ|: single-pass methods such as Random Search stop there, having nothing left to
+    propose). With `method` (a registered search method), its own rule: exactly min(B, |Θ|) distinct
+    proposals for a single-pass method, exactly B for the others.
     """
     names, levels, budget = list(space_names), int(levels), int(budget)
     _require_columns(trace, ["b"] + names + ["is_new", "u", "delta", "rho"], label)
@@ -231,7 +232,9 @@ def validate_trace(trace: pd.DataFrame, space_names: Sequence[str], levels: int,
             raise InputError(label, values[row], f"{float(values[origin[row]])!r}, the value of {_theta(grid, row)} when first proposed "
                              f"in row {int(origin[row])} (a repeat is a cache hit)", row=row, column=column)
     distinct = int(expected_u[-1])
-    if method in SINGLE_PASS:
+    from pipeline.search.registry import method_class
+
+    if method is not None and method_class(method).single_pass:
         if n != min(budget, size) or distinct != n:
             raise InputError(label, Text(f"{n} proposals, {distinct} distinct"), f"min(B, |Θ|) = {min(budget, size)} proposals, "
                              f"all distinct ({method} proposes each configuration once)", column="b")

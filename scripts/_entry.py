@@ -45,11 +45,36 @@ def fail(err: BaseException) -> None:
     raise SystemExit(2)
 
 
+# The config groups `--params` can switch, and the keys each switch takes from conf/'s composition.
+SWITCHES = {"benchmark": ("benchmark", "model", "fidelity", "modality"), "modality": ("benchmark", "model", "fidelity", "modality"),
+            "model": ("model",)}
+
+
 def load_params(overrides: list[str]) -> DictConfig:
-    """params.yaml with `key=value` overrides (DVC mode), validated against the schema."""
+    """params.yaml with `key=value` overrides (DVC mode), validated against the schema. A group choice
+    (`benchmark=<name>`, `modality=<name>`, `model=<name>`) takes that group's keys from conf/'s composition
+    with the choice (a benchmark brings its own model and fidelity metrics) and everything else from
+    params.yaml: how one DVC stage per benchmark of `suite` runs a benchmark other than params.yaml's."""
     from pipeline.config import apply_overrides, validate_config
 
-    return validate_config(apply_overrides(OmegaConf.load(PARAMS), overrides))
+    params = OmegaConf.load(PARAMS)
+    choices = [o for o in overrides if o.partition("=")[0] in SWITCHES]
+    if choices:
+        composed = compose_conf(choices)
+        for key in {k for o in choices for k in SWITCHES[o.partition("=")[0]]}:
+            if key in composed:
+                params[key] = composed[key]
+            else:
+                params.pop(key, None)
+    return check_suite(validate_config(apply_overrides(params, [o for o in overrides if o not in choices])))
+
+
+def compose_conf(overrides: list[str]) -> DictConfig:
+    """Hydra's composition of conf/ with `overrides`, not yet validated."""
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return compose("config", overrides=overrides)
 
 
 def hydra_jobs(argv: list[str]) -> list[list[str]]:
@@ -66,21 +91,30 @@ def hydra_jobs(argv: list[str]) -> list[list[str]]:
 
 def compose_job(overrides: list[str]) -> DictConfig:
     """Hydra's composition of conf/ with `overrides`, validated against the schema."""
-    from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
 
     from pipeline.config import apply_overrides, validate_config
 
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        try:
-            return validate_config(compose("config", overrides=overrides))
-        except HydraException:
-            # Hydra refuses a key conf/ lacks without saying what is allowed; the schema says it.
-            groups = [o for o in overrides if "." not in o.split("=", 1)[0]]
-            cfg = compose("config", overrides=groups)
-            OmegaConf.set_struct(cfg, False)
-            validate_config(apply_overrides(cfg, [o for o in overrides if o not in groups]))
-            raise
+    try:
+        return check_suite(validate_config(compose_conf(overrides)))
+    except HydraException:
+        # Hydra refuses a key conf/ lacks without saying what is allowed; the schema says it.
+        groups = [o for o in overrides if "." not in o.split("=", 1)[0]]
+        cfg = compose_conf(groups)
+        OmegaConf.set_struct(cfg, False)
+        validate_config(apply_overrides(cfg, [o for o in overrides if o not in groups]))
+        raise
+
+
+def check_suite(cfg: DictConfig) -> DictConfig:
+    """Every name in `suite` is a benchmark of conf/benchmark/; returns `cfg`."""
+    from pipeline.config import ConfigError
+
+    known = sorted(p.stem for p in (CONF_DIR / "benchmark").glob("*.yaml"))
+    for i, name in enumerate(cfg.suite):
+        if name not in known:
+            raise ConfigError(f"suite[{i}]", name, f"one of {', '.join(known)} (the benchmarks of conf/benchmark/)")
+    return cfg
 
 
 def check_sweep(cfgs: list[DictConfig]) -> None:

@@ -23,6 +23,11 @@ from pipeline.fuzz.report import StructuralFuzzReport
 from pipeline.io import write_json, write_text
 from pipeline.store import ResumeStore, run_cached
 
+# Adapters that fuzz the prepared digits CNN on digits images (its model.pt and splits.npz): they apply to
+# a benchmark whose model under test is of this kind. Elsewhere (text, code) the stage says so in its
+# outputs instead of fuzzing a model it cannot load; `geometric` needs no benchmark (a fitted regressor).
+APPLIES_TO_MODEL = {"weights": "digits_cnn", "severity": "digits_cnn"}
+
 ADAPTER_KEYS = {
     "geometric": ("split_seed", "test_fraction"),
     "weights": ("data_dir", "split", "n_per_class"),
@@ -69,10 +74,28 @@ def campaign_key(cfg, name: str, settings: dict) -> str:
     return unit_key(code, "campaign")
 
 
+def not_applicable(cfg, name: str) -> str | None:
+    """Why adapter `name` does not apply to the configured benchmark, or None when it does."""
+    kind = APPLIES_TO_MODEL.get(name)
+    if kind is None or cfg.model.kind == kind:
+        return None
+    return (f"not applicable: the {name} adapter fuzzes a {kind} model on its prepared images (model.pt, splits.npz); "
+            f"benchmark {cfg.benchmark.name!r} ({cfg.benchmark.modality}) has a {cfg.model.kind} model")
+
+
 def main(cfg) -> None:
     if "fuzz" not in cfg:
         raise ValueError("the configuration has no `fuzz` section; add `- fuzz: default` to conf/config.yaml's defaults")
     name = check_adapter_name(str(cfg.fuzz.adapter))
+    reason = not_applicable(cfg, name)
+    if reason is not None:
+        out = out_dir(cfg, name)
+        write_json({"adapter": name, "applicable": False, "reason": reason}, out / "report.json")
+        write_text(reason + "\n", out / "summary.txt")
+        write_json({"adapter": name, "applicable": False}, out / "metrics.json")
+        write_json({"adapter": name, "seconds": 0.0}, out / "timings.json")
+        print(f"{name}: {reason}")
+        return
     settings = plain(cfg.fuzz.adapters[name]) if name in cfg.fuzz.adapters else {}
     campaign, opts = split_settings(settings, ADAPTER_KEYS[name])
     start = time.perf_counter()

@@ -6,7 +6,7 @@ with normalised objectives, P* flags, the P* summary and the gallery images of P
 
 Finished configurations live in a resume store under data/cache/store/groundtruth/ (keyed by the
 benchmark config, the prepared assets, the code and the library versions); wall-clock timings go to
-`<benchmark>.timings.parquet`, apart from the results.
+`outputs/timings/groundtruth/<benchmark>.parquet`, apart from the results.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import json
 
 import numpy as np
 from _entry import benchmark_spec, run_stage
-from paths import asset_digest, data_dir, shard_store, sibling, table_path
+from paths import asset_digest, data_dir, shard_store, sibling, table_path, timings_path
 
 from pipeline.builders import build_benchmark, build_space
 from pipeline.fingerprint import stage_fingerprint
@@ -29,6 +29,14 @@ CODE = ("pipeline.builders", "pipeline.groundtruth")  # the modules that compute
 def fingerprint(cfg) -> str:
     """What every value of the table depends on: benchmark config, prepared assets, code, libraries."""
     return stage_fingerprint({"benchmark": benchmark_spec(cfg), "assets": asset_digest(data_dir(cfg))}, CODE)
+
+
+def gallery_array(items: list, example) -> np.ndarray:
+    """The gallery's perturbed examples as one array: an image stack, or a unicode array of texts (both
+    load without pickle)."""
+    if isinstance(example, np.ndarray):
+        return np.stack(items) if items else np.zeros((0,) + example.shape[1:], example.dtype)
+    return np.array([str(x) for x in items], dtype=str)
 
 
 def write_final(cfg, raw) -> None:
@@ -46,7 +54,7 @@ def write_final(cfg, raw) -> None:
     index = int(spec.get("gallery_index", 0))
     example = bench.clean[index : index + 1]
     thetas = front[names].to_numpy()
-    images = np.stack([compose(bench.perturbations, example, tuple(t), bench.seed)[0] for t in thetas]) if len(thetas) else np.zeros((0,) + example.shape[1:], np.uint8)
+    images = gallery_array([compose(bench.perturbations, example, tuple(t), bench.seed)[0] for t in thetas], example)
     with atomic_path(sibling(table_path(cfg), ".gallery.npz")) as tmp:
         with open(tmp, "wb") as fh:
             np.savez_compressed(fh, thetas=thetas, images=images, clean=example[0], label=bench.labels[index])
@@ -62,7 +70,7 @@ def main(cfg) -> None:
                                          shard=shard, num_shards=num_shards, workers=int(cfg.workers))
     print(json.dumps(stats))
     if num_shards == 1:
-        write_parquet(timings, sibling(table_path(cfg), ".timings.parquet"))
+        write_parquet(timings, timings_path(cfg, "groundtruth"))
         write_final(cfg, raw)
 
 

@@ -32,8 +32,13 @@ def table_path(cfg, benchmark: str | None = None) -> Path:
 
 
 def sibling(path: Path, suffix: str) -> Path:
-    """`x.parquet` -> `x<suffix>` (summary, gallery and timings files beside a table)."""
+    """`x.parquet` -> `x<suffix>` (summary and gallery files beside a table)."""
     return path.with_name(path.name.removesuffix(".parquet") + suffix)
+
+
+def timings_path(cfg, stage: str) -> Path:
+    """Wall-clock timings of a stage's run: kept apart from the results, which every run reproduces bit for bit."""
+    return outputs(cfg) / "timings" / stage / f"{cfg.benchmark.name}.parquet"
 
 
 def shard_store(cfg, shard: int, num_shards: int) -> Path:

@@ -6,12 +6,15 @@ the frontier's MRIs) and thresholds.md.
 """
 from __future__ import annotations
 
+import json
+
 from _entry import run_stage
 from paths import fuzz_dir, fuzz_figures
 
 from pipeline.figures.fuzz import render_fuzz_figures
 from pipeline.fuzz.adapters import check_adapter_name
 from pipeline.fuzz.report import StructuralFuzzReport
+from pipeline.io import write_text
 
 
 def main(cfg) -> None:
@@ -21,7 +24,12 @@ def main(cfg) -> None:
     source = fuzz_dir(cfg, name) / "report.json"
     if not source.exists():
         raise ValueError(f"no fuzz report at {source}; run `python scripts/fuzz.py fuzz.adapter={name}` first")
-    report = StructuralFuzzReport.from_json(source.read_text())
+    text = source.read_text()
+    if json.loads(text).get("applicable", True) is False:  # the fuzz stage's statement that the adapter does not apply
+        write_text(json.loads(text)["reason"] + "\n", fuzz_figures(cfg, name) / "not_applicable.md")
+        print(json.loads(text)["reason"])
+        return
+    report = StructuralFuzzReport.from_json(text)
     for path in render_fuzz_figures(report, fuzz_figures(cfg, name)):
         print(path)
 

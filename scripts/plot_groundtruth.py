@@ -1,4 +1,5 @@
-"""Render the ground-truth figures from the tables (`make figures`): Pareto fronts and P* galleries."""
+"""Render the ground-truth figures from the tables (`make figures`): Pareto fronts (Fig. 1), P* galleries
+(Figs. 5-6) and where P* lies in Θ (Figs. 7-8)."""
 from __future__ import annotations
 
 import json
@@ -8,7 +9,8 @@ import pandas as pd
 from _entry import run_stage
 from paths import groundtruth_figures, sibling, table_path
 
-from pipeline.figures.groundtruth import plot_gallery, plot_pareto_fronts
+from pipeline.figures.groundtruth import METRIC_LABELS, plot_gallery, plot_pareto_fronts, plot_text_gallery
+from pipeline.figures.voxels import plot_front_voxels
 from pipeline.io import atomic_path
 
 
@@ -22,10 +24,14 @@ def main(cfg) -> None:
     dims = list(cfg.benchmark.perturbations)
     table = pd.read_parquet(table_path(cfg))
     out = groundtruth_figures(cfg)
-    save(plot_pareto_fronts(table, metrics, len(dims), name), out / "pareto.png")
+    save(plot_pareto_fronts(table, metrics, len(dims), name, bool(cfg.report.count_identity)), out / "pareto.png")
     with np.load(sibling(table_path(cfg), ".gallery.npz")) as z:
         for m in metrics:
-            save(plot_gallery(z["thetas"], z["images"], z["clean"], table, dims, m), out / f"gallery_{m}.png")
+            plot = plot_text_gallery if z["images"].dtype.kind == "U" else plot_gallery  # texts or images
+            save(plot(z["thetas"], z["images"], z["clean"], table, dims, m), out / f"gallery_{m}.png")
+    for m in metrics:
+        title = f"{name}: P* under (δ, ρ_{METRIC_LABELS.get(m, m)}) in Θ, by order"
+        save(plot_front_voxels(table, dims, int(cfg.benchmark.levels), m, title), out / f"voxels_{m}.png")
     print(json.dumps({"figures": sorted(p.name for p in out.glob("*.png"))}))
 
 

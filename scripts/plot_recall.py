@@ -1,7 +1,7 @@
-"""Figures 2 and 3 of TestNav from the search traces: Recall@P* against unique configurations (top)
-and budget (bottom), one column per benchmark–metric pair.
+"""Figures 2, 3 and 4 of TestNav from the search traces: Recall@P* against unique configurations (top)
+and budget (bottom), one column per benchmark–metric pair that has traces of the figure's methods.
 
-    python scripts/plot_recall.py      # outputs/figures/search_recall.png, search_single_objective.png
+    python scripts/plot_recall.py      # outputs/figures/search_{recall,single_objective,adequacy}.png
 """
 from __future__ import annotations
 
@@ -12,24 +12,22 @@ from pipeline.figures.recall import plot_recall, recall_panel
 from pipeline.io import atomic_path
 from pipeline.search import METHODS
 
-FIGURES = {"search_recall.png": "table2_methods", "search_single_objective.png": "fig3_methods"}
+FIGURES = {"search_recall.png": "table2_methods", "search_single_objective.png": "fig3_methods", "search_adequacy.png": "fig4_methods"}
 
 
 def main(cfg) -> None:
-    panels = {key: [] for key in FIGURES.values()}
-    for name, metric, problem, methods in problems_with_traces(cfg):
-        for key in FIGURES.values():
-            chosen = [m for m in cfg.search[key] if m in methods]
-            if chosen:
-                runs = {m: [t for _, t in methods[m]] for m in chosen}
-                panels[key].append((chosen, recall_panel(f"{name} · {metric}", runs, problem.pareto, problem.space)))
+    pairs = list(problems_with_traces(cfg))
     labels = {m: cls.label for m, cls in METHODS.items()}
     for filename, key in FIGURES.items():
-        if not panels[key]:
+        # the figure's methods that any pair has traces of; a pair lacking some of them (Fig. 4's adequacy
+        # baselines exist only where the model's layers are read) is left out of that figure
+        methods = [m for m in cfg.search[key] if any(m in traces for *_, traces in pairs)]
+        panels = [recall_panel(f"{name} · {metric}", {m: [t for _, t in traces[m]] for m in methods}, problem.pareto, problem.space)
+                  for name, metric, problem, traces in pairs if methods and all(m in traces for m in methods)]
+        if not panels:
             print(f"{filename}: no traces of {list(cfg.search[key])}, skipped")
             continue
-        methods = [m for m in cfg.search[key] if all(m in chosen for chosen, _ in panels[key])]
-        fig = plot_recall([p for _, p in panels[key]], methods, labels)
+        fig = plot_recall(panels, methods, labels)
         with atomic_path(figures_dir(cfg) / filename) as tmp:
             fig.savefig(tmp, format="png", dpi=150)
         print(f"wrote {figures_dir(cfg) / filename}")

@@ -20,6 +20,7 @@ from _entry import benchmark_spec, run_stage
 from paths import data_dir, store_path, table_path
 from search_paths import (
     budget,
+    column_digest,
     ground_truth_digest,
     hyperparameters,
     live_path,
@@ -30,7 +31,7 @@ from search_paths import (
 
 from pipeline.fingerprint import stage_fingerprint, unit_key
 from pipeline.io import parquet_bytes, read_parquet_bytes, write_parquet
-from pipeline.search import LiveOracle, method_class, rank_evaluated, run_search
+from pipeline.search import LiveOracle, TableOracle, method_class, rank_evaluated, run_search
 from pipeline.search.ground_truth import GroundTruth
 from pipeline.search.parallel import map_runs
 from pipeline.space import Space
@@ -55,15 +56,22 @@ def run_table(cfg) -> None:
     space = Space(tuple(cfg.benchmark.perturbations), int(cfg.benchmark.levels))
     code = stage_fingerprint(None, CODE)
     jobs, paths, keys = [], [], []
+    guided = [m for m in cfg.search.methods if method_class(m).guide]
+    absent = [m for m in guided if method_class(m).guide not in table.columns]
+    if absent:
+        print(f"{', '.join(absent)}: not run on {name}, whose table has no {', '.join(method_class(m).guide for m in absent)} "
+              "(benchmark.adequacy is null: the adequacy metrics need a model whose layers they read)")
     for metric in metrics_of(cfg):
         problem = GroundTruth.from_table(table, name, metric, space)
         digest = ground_truth_digest(problem)
-        for method in cfg.search.methods:
-            method_class(method)
+        for method in [m for m in cfg.search.methods if m not in absent]:
+            guide = method_class(method).guide
+            oracle = TableOracle.from_table(table, space, delta=guide, rho=f"rho_{metric}_norm") if guide else problem.oracle
+            extra = dict(guide=column_digest(table, guide)) if guide else {}
             for seed in range(int(cfg.search.seeds)):
                 job = dict(method=method, seed=seed, budget=budget(cfg, space.size), **hyperparameters(cfg, method))
-                jobs.append(dict(job, oracle=problem.oracle, space=space))
-                keys.append(unit_key(code, dict(job, benchmark=name, metric=metric, ground_truth=digest)))
+                jobs.append(dict(job, oracle=oracle, space=space, truth=problem.oracle if guide else None))
+                keys.append(unit_key(code, dict(job, benchmark=name, metric=metric, ground_truth=digest, **extra)))
                 paths.append(trace_path(cfg, name, metric, method, seed))
     with ResumeStore(store_path(cfg, "search", name)) as store:
         pending = sum(not store.has(k) for k in keys)

@@ -6,10 +6,12 @@ import hashlib
 from pathlib import Path
 from typing import Any, Iterator
 
+import numpy as np
 import pandas as pd
 from paths import outputs, table_path
 
 from pipeline.search import method_class
+from pipeline.search.budget import search_budget
 from pipeline.search.ground_truth import GroundTruth, table_metrics, table_space
 from pipeline.space import Space
 from pipeline.validate import validate_groundtruth, validate_trace
@@ -37,8 +39,8 @@ def figures_dir(cfg) -> Path:
 
 
 def budget(cfg, space_size: int) -> int:
-    """B: `search.budget` if set, else `search.budget_factor` × |Θ| (the paper's 5 × |Θ|)."""
-    return int(cfg.search.budget) if cfg.search.get("budget") else int(cfg.search.budget_factor) * space_size
+    """B of `pipeline.search.budget.search_budget`: `search.budget` if set, else `search.budget_factor` × |Θ|."""
+    return search_budget(space_size, cfg.search.budget, cfg.search.budget_factor)
 
 
 def hyperparameters(cfg, method: str) -> dict[str, Any]:
@@ -91,6 +93,11 @@ def load_traces(cfg, benchmark: str, space: Space) -> dict[str, dict[str, list[t
         for runs in methods.values():
             runs.sort(key=lambda item: item[0])
     return out
+
+
+def column_digest(table: pd.DataFrame, column: str) -> str:
+    """Digest of one column of a ground-truth table (what a guided search reads besides (δ, ρ))."""
+    return hashlib.sha256(table[column].to_numpy(dtype=np.float64).tobytes()).hexdigest()
 
 
 def ground_truth_digest(problem: GroundTruth) -> str:

@@ -29,18 +29,19 @@ FUZZ_ADAPTERS = ("geometric", "weights", "severity")
 
 
 class Template:
-    """A config whose every value is the DVC template naming it: `cfg.benchmark.name` -> `${benchmark.name}`."""
+    """A config whose every value is the DVC template naming it: `cfg.benchmark.name` -> `${benchmark.name}`;
+    keys in `fixed` render as given instead (`${item}` in a `foreach` stage)."""
 
-    def __init__(self, key: str = ""):
-        self._key = key
+    def __init__(self, key: str = "", fixed: dict[str, str] | None = None):
+        self._key, self._fixed = key, fixed or {}
 
     def __getattr__(self, key: str) -> "Template":
-        return Template(f"{self._key}.{key}" if self._key else key)
+        return Template(f"{self._key}.{key}" if self._key else key, self._fixed)
 
     __getitem__ = __getattr__
 
     def __str__(self) -> str:
-        return "${" + self._key + "}"
+        return self._fixed.get(self._key, "${" + self._key + "}")
 
     __fspath__ = __format__ = lambda self, *_: str(self)  # noqa: E731
 
@@ -59,18 +60,27 @@ class Stage:
     plots: Paths = lambda cfg: []
     args: str = ""
     checks_inputs: bool = True            # False: the script checks its inputs itself (they depend on a mode)
+    per_benchmark: bool = False           # True: also run once per benchmark of params.yaml's `suite` (`<name>_suite@<b>`)
 
     def runs_with(self, script: str, cfg) -> bool:
         """Whether `python scripts/<script>.py` under `cfg` is this stage (its `--params` keys match)."""
         pairs = [a.split("=", 1) for a in self.args.split() if "=" in a]
         return script == self.script and all(str(OmegaConf.select(cfg, k)) == v for k, v in pairs)
 
-    def entry(self) -> dict:
-        cfg = Template()
+    def entry(self, suite: bool = False) -> dict:
+        """The dvc.yaml entry; `suite=True`: the body of the `foreach: ${suite}` variant, which runs the
+        stage on benchmark `${item}` (`--params benchmark=${item}`) with that benchmark's conf/ files as
+        dependencies in place of params.yaml's benchmark, model and fidelity."""
+        cfg = Template(fixed={"benchmark.name": "${item}"} if suite else None)
         rel = lambda paths: [str(Path(p).relative_to(ROOT)) for p in paths]  # noqa: E731
         code = rel(module_closure([self.script]))
-        out: dict = {"cmd": f"python scripts/{self.script}.py" + (f" {self.args}" if self.args else ""),
-                     "deps": code + rel(self.deps(cfg)), "params": list(self.params)}
+        args = f"--params benchmark=${{item}} {self.args.removeprefix('--params')}".strip() if suite else self.args
+        params = [p for p in self.params if p.split(".")[0] not in ("benchmark", "model", "fidelity")] if suite else list(self.params)
+        conf = ["conf/benchmark/${item}.yaml", "conf/model"] if suite else []
+        out: dict = {"cmd": f"python scripts/{self.script}.py" + (f" {args}" if args else ""),
+                     "deps": code + conf + rel(self.deps(cfg))}
+        if params:
+            out["params"] = params
         if self.outs(cfg):
             out["outs"] = rel(self.outs(cfg))
         uncached = [{p: {"cache": False}} for p in rel(self.committed(cfg))]
@@ -101,24 +111,27 @@ def _fuzz_stages() -> list[Stage]:
 
 
 STAGES: list[Stage] = [
-    Stage("prepare", "prepare", ("benchmark.name", "benchmark.dataset", "model", "benchmark.features"),
-          outs=lambda cfg: [data_dir(cfg)], metrics=lambda cfg: [prepare_metrics(cfg)]),
+    Stage("prepare", "prepare", ("benchmark.name", "benchmark.dataset", "model", "benchmark.features", "benchmark.adequacy"),
+          outs=lambda cfg: [data_dir(cfg)], metrics=lambda cfg: [prepare_metrics(cfg)], per_benchmark=True),
     Stage("groundtruth", "groundtruth", ("benchmark", "model", "fidelity"), deps=lambda cfg: [data_dir(cfg)],
           outs=lambda cfg: [table_path(cfg), sibling(table_path(cfg), ".gallery.npz")],
-          metrics=lambda cfg: [sibling(table_path(cfg), ".summary.json")]),
-    Stage("figures_groundtruth", "plot_groundtruth", ("benchmark.name", "fidelity", "benchmark.perturbations"),
+          metrics=lambda cfg: [sibling(table_path(cfg), ".summary.json")], per_benchmark=True),
+    Stage("figures_groundtruth", "plot_groundtruth", ("benchmark.name", "fidelity", "benchmark.perturbations", "report"),
           deps=lambda cfg: [table_path(cfg), sibling(table_path(cfg), ".gallery.npz")],
-          committed=lambda cfg: [groundtruth_figures(cfg)]),
+          committed=lambda cfg: [groundtruth_figures(cfg)], per_benchmark=True),
     Stage("search", "search", ("benchmark.name", "benchmark.perturbations", "benchmark.levels", "fidelity", "search"),
-          deps=lambda cfg: [table_path(cfg)], outs=lambda cfg: [_search_dir(cfg)], checks_inputs=False),
-    Stage("search_summary", "search_summary", ("search.table2_methods", "search.summary_benchmarks"),
-          deps=lambda cfg: [_search_dir(cfg), table_path(cfg)],
+          deps=lambda cfg: [table_path(cfg)], outs=lambda cfg: [_search_dir(cfg)], checks_inputs=False, per_benchmark=True),
+    # the summaries read every benchmark's tables and traces: the folders that hold them
+    Stage("search_summary", "search_summary", ("search.table2_methods", "search.summary_benchmarks", "report"),
+          deps=lambda cfg: [outputs(cfg) / "search", outputs(cfg) / "groundtruth"],
           outs=lambda cfg: [summary_dir(cfg) / "runs.csv", summary_dir(cfg) / "summary.csv"],
-          committed=lambda cfg: [summary_dir(cfg) / "table2.csv", summary_dir(cfg) / "table2.md"],
+          committed=lambda cfg: [summary_dir(cfg) / f"{t}.{ext}" for t in ("table2", "recovery", "table3") for ext in ("csv", "md")]
+          + [summary_dir(cfg) / "monotonicity.csv"],
           metrics=lambda cfg: [summary_dir(cfg) / "metrics.json"]),
-    Stage("figures_search", "plot_recall", ("search.table2_methods", "search.fig3_methods", "search.summary_benchmarks"),
-          deps=lambda cfg: [_search_dir(cfg), table_path(cfg)],
-          plots=lambda cfg: [outputs(cfg) / "figures" / "search_recall.png", outputs(cfg) / "figures" / "search_single_objective.png"]),
+    Stage("figures_search", "plot_recall", ("search.table2_methods", "search.fig3_methods", "search.fig4_methods",
+                                            "search.summary_benchmarks"),
+          deps=lambda cfg: [outputs(cfg) / "search", outputs(cfg) / "groundtruth"],
+          plots=lambda cfg: [outputs(cfg) / "figures" / f"search_{f}.png" for f in ("recall", "single_objective", "adequacy")]),
     Stage("tune", "tune", ("search.tune", "search.budget_factor"), deps=lambda cfg: [table_path(cfg)],
           outs=lambda cfg: [tune_dir(cfg) / "grid.parquet"], committed=lambda cfg: [tune_dir(cfg) / "grid.csv"],
           metrics=lambda cfg: [tune_dir(cfg) / "choice.json"]),
@@ -144,9 +157,12 @@ STAGES: list[Stage] = [
 
 def missing_inputs(script: str, cfg) -> list[tuple[Path, str]]:
     """(input, the stage that makes it) for every missing input file of the stage `script` runs under `cfg`."""
-    makers = {p: s.name for s in STAGES for f in (s.outs, s.committed, s.metrics, s.plots) for p in f(cfg)}
-    return [(p, makers.get(p, "the stage that writes it")) for s in STAGES if s.checks_inputs and s.runs_with(script, cfg)
-            for p in s.deps(cfg) if not p.exists()]
+    makers = [(p, s.name) for s in STAGES for f in (s.outs, s.committed, s.metrics, s.plots) for p in f(cfg)]
+
+    def maker(path: Path) -> str:  # the stage writing `path`, or a file under it (a folder of several stages' outputs)
+        return next((name for p, name in makers if p == path or path in p.parents), "the stage that writes it")
+
+    return [(p, maker(p)) for s in STAGES if s.checks_inputs and s.runs_with(script, cfg) for p in s.deps(cfg) if not p.exists()]
 
 
 def dvc_yaml() -> str:
@@ -154,7 +170,11 @@ def dvc_yaml() -> str:
     header = ("# Generated by scripts/stages.py (`make dvc.yaml`); edit the stage table there, not this file.\n"
               "# `dvc repro` regenerates every result and figure on params.yaml (`dvc exp run -S benchmark=tiny`\n"
               "# composes conf/ with an override first).\n")
-    body = {"stages": {s.name: s.entry() for s in STAGES}}
+    body = {"stages": {}}
+    for s in STAGES:
+        body["stages"][s.name] = s.entry()
+        if s.per_benchmark:
+            body["stages"][f"{s.name}_suite"] = {"foreach": "${suite}", "do": s.entry(suite=True)}
     return header + yaml.safe_dump(body, sort_keys=False, width=120)
 
 

@@ -21,12 +21,14 @@ import pandas as pd
 from _entry import run_stage
 from paths import store_path
 from search import CODE
-from search_paths import ground_truth_digest, read_groundtruth, tune_dir
+from search_paths import budget, ground_truth_digest, hyperparameters, read_groundtruth, tune_dir
 
 from pipeline.fingerprint import stage_fingerprint, unit_key
 from pipeline.io import parquet_bytes, read_parquet_bytes, write_json, write_parquet, write_text
 from pipeline.search.ground_truth import GroundTruth, table_metrics
-from pipeline.search.tuning import HYPERPARAMETERS, grid, grid_cells, select_setting, setting_scores
+from pipeline.search.tuning import HYPERPARAMETERS, grid, grid_cells, select_setting, setting_scores, tie_report
+
+PAPER_SETTING = {"eta_c": 1, "eta_m": 5, "mu": 110}  # TestNav §3.3's choice
 from pipeline.store import ResumeStore, run_cached
 
 
@@ -46,9 +48,14 @@ def problems_of(cfg) -> list[GroundTruth]:
     return out
 
 
+def fixed_hyperparameters(cfg) -> dict:
+    """TestNav's search settings other than the grid's η_c, η_m, μ, as the search stage uses them."""
+    return {k: v for k, v in hyperparameters(cfg, "testnav").items() if k not in HYPERPARAMETERS}
+
+
 def cell_spec(cfg, setting: dict, problems: list[GroundTruth], seeds: list[int]) -> dict:
     """What a grid cell is computed for; a cell stored for anything else is recomputed."""
-    return {**setting, "seeds": seeds, "budget_factor": int(cfg.search.budget_factor),
+    return {**setting, "seeds": seeds, "budgets": [budget(cfg, p.space.size) for p in problems], "fixed": fixed_hyperparameters(cfg),
             "pairs": {f"{p.benchmark}/{p.metric}": ground_truth_digest(p) for p in problems}}
 
 
@@ -66,7 +73,8 @@ def main(cfg) -> None:
         print(f"{len(settings) - pending} of {len(settings)} grid cells done; {pending * len(problems) * len(seeds)} runs to do")
 
         def compute(indices: list[int]):
-            cells = grid_cells(problems, [settings[i] for i in indices], seeds, int(cfg.search.budget_factor), int(cfg.workers))
+            cells = grid_cells(problems, [settings[i] for i in indices], seeds, lambda size: budget(cfg, size),
+                               fixed_hyperparameters(cfg), int(cfg.workers))
             return ((i, parquet_bytes(cell)) for i, (_, cell) in zip(indices, cells))
 
         cells = [read_parquet_bytes(v) for v in run_cached(store, keys, compute)]
@@ -75,7 +83,8 @@ def main(cfg) -> None:
     runs = pd.concat(cells, ignore_index=True)
     scores = setting_scores(runs, float(tune.threshold))
     choice = {**select_setting(runs, float(tune.threshold)), "threshold": float(tune.threshold), "seeds": len(seeds),
-              "pairs_tuned": [f"{p.benchmark}/{p.metric}" for p in problems]}
+              "pairs_tuned": [f"{p.benchmark}/{p.metric}" for p in problems],
+              "selection": tie_report(scores, PAPER_SETTING), "search_uses": {k: cfg.search[k] for k in HYPERPARAMETERS}}
     out = tune_dir(cfg)
     write_parquet(runs, out / "grid.parquet")
     write_text(scores.to_csv(index=False), out / "grid.csv")

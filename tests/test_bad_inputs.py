@@ -62,7 +62,7 @@ def base(tmp_path_factory) -> Path:
         (folder / "outputs/groundtruth").mkdir(parents=True, exist_ok=True)
         synthetic_table(space).to_parquet(folder / f"outputs/groundtruth/{name}.parquet", index=False)
     for script, extra in (("search", ["search.seeds=1", "search.methods=[random,testnav]", "search.table2_methods=[random,testnav]",
-                                      "search.fig3_methods=[testnav]"]), ("records", ["paired=tiny"])):
+                                      "search.fig3_methods=[testnav]", "search.fig4_methods=[testnav]"]), ("records", ["paired=tiny"])):
         done = run(folder, "hydra", script, *extra, "workers=1")
         assert done.returncode == 0, done.stderr
     return folder
@@ -141,8 +141,10 @@ def test_hydra_only_settings(inputs, script, overrides, expected, monkeypatch, c
     assert_rejected(inputs, "hydra", script, overrides, expected, monkeypatch, capsys)
 
 
-PARAMS_ONLY = [  # keys that are config groups in Hydra mode are plain keys of params.yaml
-    ("prepare", ("modality=text",), "modality: 'text' — the modality of benchmark 'digits', 'vision'"),
+PARAMS_ONLY = [  # group choices in params mode take the group's keys from conf/ (how the suite stages run)
+    ("prepare", ("benchmark=nope",), "Could not find 'benchmark/nope'"),
+    ("prepare", ("benchmark=bbc_news", "model=digits_cnn"), "model.kind: 'digits_cnn' — a model kind of modality 'text': text_head"),
+    ("prepare", ("suite=[nope]",), "suite[0]: 'nope' — one of bbc_news, digits, humaneval, tiny, tiny_imagenet"),
     ("prepare", ("model.kind=torchvision",), "model.width: 16 — not a key of model (a model of kind 'torchvision'); valid keys: arch"),
 ]
 

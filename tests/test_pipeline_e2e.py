@@ -51,4 +51,4 @@ def test_tiny_pipeline_end_to_end(tmp_path):
         groundtruth.main(tiny_cfg(tmp_path, f"shard={shard}", "num_shards=2", f"paths.data={tmp_path}/data"))
     merge_groundtruth.main(tiny_cfg(tmp_path, "num_shards=2", f"paths.data={tmp_path}/data"))
     assert (tmp_path / "outputs/groundtruth/tiny.parquet").read_bytes() == first
-    assert not [c for c in table if "seconds" in c] and (tmp_path / "outputs/groundtruth/tiny.timings.parquet").is_file()
+    assert not [c for c in table if "seconds" in c] and (tmp_path / "outputs/timings/groundtruth/tiny.parquet").is_file()

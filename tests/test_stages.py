@@ -19,11 +19,23 @@ def test_a_new_import_becomes_a_dependency(monkeypatch, tmp_path):
     assert "pipeline/pareto.py" in committed["fuzz_geometric"]["deps"]
     assert "pipeline/fuzz/report.py" in committed["figures_fuzz_geometric"]["deps"]
     assert "pipeline/search/ground_truth.py" in committed["figures_search"]["deps"]
-    assert all("__pycache__" not in d for s in committed.values() for d in s["deps"])
+    assert all("__pycache__" not in d for s in committed.values() for d in s.get("do", s)["deps"])
+
+
+def test_each_benchmark_of_the_suite_gets_its_own_stages():
+    committed = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    suite = {name: s for name, s in committed.items() if "foreach" in s}
+    assert sorted(suite) == ["figures_groundtruth_suite", "groundtruth_suite", "prepare_suite", "search_suite"]
+    for name, s in suite.items():
+        assert s["foreach"] == "${suite}" and "--params benchmark=${item}" in s["do"]["cmd"]
+        assert "conf/benchmark/${item}.yaml" in s["do"]["deps"]
+        assert not [p for p in s["do"].get("params", []) if p.split(".")[0] in ("benchmark", "model", "fidelity")]
+    assert suite["groundtruth_suite"]["do"]["outs"][0] == "${paths.outputs}/groundtruth/${item}.parquet"
+    assert "${paths.outputs}/groundtruth" in committed["search_summary"]["deps"]  # every benchmark's table
 
 
 def test_outs_are_the_paths_the_scripts_write():
     committed = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     assert committed["groundtruth"]["outs"][0] == "${paths.outputs}/groundtruth/${benchmark.name}.parquet"
     assert "${paths.data}/${fuzz.adapters.severity.data_dir}" in committed["fuzz_severity"]["deps"]
-    assert not [o for s in committed.values() for o in s.get("outs", []) if "timings" in str(o)], "timings are no DVC output"
+    assert not [o for s in committed.values() for o in s.get("do", s).get("outs", []) if "timings" in str(o)], "timings are no DVC output"

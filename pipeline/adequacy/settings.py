@@ -59,6 +59,12 @@ class AdequacySettings:
         if not self.lsa_variance_threshold >= 0.0:
             raise ValueError(f"lsa_variance_threshold must be >= 0, got {self.lsa_variance_threshold}")
 
+    @classmethod
+    def from_spec(cls, adequacy: dict) -> "AdequacySettings":
+        """From a `benchmark.adequacy` config node (its thresholds; the layers stay the digits CNN's)."""
+        return cls(nac_threshold=float(adequacy["nac_threshold"]), kmnc_sections=int(adequacy["kmnc_sections"]),
+                   tknc_k=int(adequacy["tknc_k"]))
+
     @property
     def layers(self) -> tuple[str, ...]:
         """Every layer the metrics read, coverage layers first, each once: what `hooks.capture` needs."""

@@ -73,6 +73,29 @@ class TinyImagenetDataset:
 
 
 @dataclass
+class BBCNewsDataset:
+    """The embedded text data set: BBC News lead paragraphs labelled by section (`pipeline.data.text_corpus`)."""
+
+    modality: ClassVar[str] = "text"
+    kind: str = "bbc_news"
+    split_seed: int = MISSING
+    test_size: int | None = MISSING
+
+
+@dataclass
+class HumanEvalDataset:
+    """The embedded code data set: HumanEval problems with their tests (`pipeline.data.humaneval`), each
+    prompt held `variants` times in D (ReCode's s perturbed variants per problem of RP_s@1)."""
+
+    modality: ClassVar[str] = "code"
+    kind: str = "humaneval"
+    problems: int | None = MISSING          # the first `problems` HumanEval problems (null = all 164)
+    variants: int = MISSING                 # s of RP_s@1: perturbed variants (seeds) per problem
+    fidelity_variants: int | None = MISSING  # the first k variants of each problem that φ scores (null = all)
+    timeout_s: float = MISSING              # sandbox wall-clock limit of one test run
+
+
+@dataclass
 class DigitsCNNModel:
     """The small CNN trained by the prepare stage on the digits splits."""
 
@@ -100,6 +123,31 @@ class TorchvisionModel:
 
 
 @dataclass
+class TextHeadModel:
+    """A logistic-regression head on the frozen all-MiniLM-L6-v2 sentence encoder, trained by the prepare stage."""
+
+    modality: ClassVar[str] = "text"
+    datasets: ClassVar[tuple[str, ...]] = ("bbc_news",)
+    name: str = MISSING
+    kind: str = "text_head"
+    C: float = MISSING
+    max_iter: int = MISSING
+
+
+@dataclass
+class CodeRetrievalModel:
+    """The memorising retrieval code model (`pipeline.models.code_retrieval`) over a bank of all 164 HumanEval
+    problems and their canonical solutions: the nearest bank prompt's solution if its similarity ≥ threshold."""
+
+    modality: ClassVar[str] = "code"
+    datasets: ClassVar[tuple[str, ...]] = ("humaneval",)
+    name: str = MISSING
+    kind: str = "code_retrieval"
+    threshold: float = MISSING
+    ngrams: list[int] = MISSING   # [low, high]: character n-gram lengths of the TF-IDF embedding
+
+
+@dataclass
 class DigitsCNNFeatures:
     """KID features: a second digits CNN, trained by the prepare stage (never the model under test)."""
 
@@ -122,8 +170,10 @@ class InceptionFeatures:
     dim: int = MISSING
 
 
-DATASET_KINDS: dict[str, type] = {"digits": DigitsDataset, "tiny_imagenet": TinyImagenetDataset}
-MODEL_KINDS: dict[str, type] = {"digits_cnn": DigitsCNNModel, "torchvision": TorchvisionModel}
+DATASET_KINDS: dict[str, type] = {"digits": DigitsDataset, "tiny_imagenet": TinyImagenetDataset, "bbc_news": BBCNewsDataset,
+                                  "humaneval": HumanEvalDataset}
+MODEL_KINDS: dict[str, type] = {"digits_cnn": DigitsCNNModel, "torchvision": TorchvisionModel, "text_head": TextHeadModel,
+                                "code_retrieval": CodeRetrievalModel}
 FEATURE_KINDS: dict[str, type] = {"digits_cnn": DigitsCNNFeatures, "inception": InceptionFeatures}
 
 
@@ -134,17 +184,30 @@ class KidConfig:
 
 
 @dataclass
+class AdequacyConfig:
+    """The input-level adequacy metrics computed per configuration in the ground-truth forward pass
+    (TestNav §4.4, Fig. 4; `pipeline.adequacy`, whose settings docstring gives the reasons for the values)."""
+
+    metrics: list[str] = MISSING
+    nac_threshold: float = MISSING
+    kmnc_sections: int = MISSING
+    tknc_k: int = MISSING
+
+
+@dataclass
 class BenchmarkConfig:
-    """`benchmark`: dataset and KID features (kind-dependent), the space Θ and the task metric ψ."""
+    """`benchmark`: dataset, the space Θ, the task metric ψ, and what KID needs (kind-dependent feature
+    network and subset sizes; null on a benchmark without KID)."""
 
     name: str = MISSING
     modality: str = MISSING
     dataset: Any = MISSING
-    features: Any = MISSING
+    features: Any = None
     perturbations: list[str] = MISSING
     levels: int = MISSING
     task_metric: str = MISSING
-    kid: KidConfig = field(default_factory=KidConfig)
+    kid: KidConfig | None = None
+    adequacy: AdequacyConfig | None = None
     seed: int = MISSING
     batch_size: int = MISSING
     gallery_index: int = MISSING
@@ -185,6 +248,7 @@ class SearchConfig:
     live: LiveSearchConfig = field(default_factory=LiveSearchConfig)
     table2_methods: list[str] = MISSING
     fig3_methods: list[str] = MISSING
+    fig4_methods: list[str] = MISSING
     summary_benchmarks: list[str] | None = MISSING
     tune: TuneConfig = field(default_factory=TuneConfig)
 
@@ -320,6 +384,13 @@ class FuzzConfig:
 
 
 @dataclass
+class ReportConfig:
+    """Conventions of the reported tables and figures (`pipeline.front_composition`)."""
+
+    count_identity: bool = MISSING
+
+
+@dataclass
 class Config:
     """The whole composition of conf/config.yaml (= params.yaml)."""
 
@@ -327,6 +398,7 @@ class Config:
     benchmark: BenchmarkConfig = field(default_factory=BenchmarkConfig)
     fidelity: list[str] = MISSING              # the fidelity metrics φ
     modality: str | None = None                # set only by `modality=<name>`; must match benchmark.modality
+    suite: list[str] = MISSING                 # the other benchmarks dvc repro runs (conf/benchmark/ names)
     search: SearchConfig = field(default_factory=SearchConfig)
     paired: PairedConfig = field(default_factory=PairedConfig)
     fuzz: FuzzConfig = field(default_factory=FuzzConfig)
@@ -335,6 +407,7 @@ class Config:
     shard: int = MISSING
     num_shards: int = MISSING
     paths: PathsConfig = field(default_factory=PathsConfig)
+    report: ReportConfig = field(default_factory=ReportConfig)
 
 
 def register_schema(name: str = "config_schema") -> None:
@@ -352,6 +425,7 @@ SEARCH_MODES = ("table", "live")
 PAIRED_LEVELS = ("I0", "Ik", "I5")
 DIGIT_SPLITS = ("train", "dev", "test")
 RECORDS_MODALITY = "vision"  # the records stage corrupts the digits test images
+ADEQUACY_MODELS = ("digits_cnn",)  # model kinds whose layers the adequacy settings name (pipeline.adequacy.settings)
 _NAME = re.compile(r"^(?!\.+$)[A-Za-z0-9_.=-]+$")  # not "." or ".."
 
 
@@ -639,14 +713,16 @@ def validate_config(cfg: DictConfig | Mapping[str, Any]) -> DictConfig:
     bench = data["benchmark"]
     merged.benchmark.dataset = _kind_node(bench.get("dataset"), "benchmark.dataset", DATASET_KINDS, "dataset")
     merged.model = _kind_node(data.get("model"), "model", MODEL_KINDS, "model")
-    merged.benchmark.features = _kind_node(bench.get("features"), "benchmark.features", FEATURE_KINDS, "feature extractor")
+    if bench.get("features") is not None:
+        merged.benchmark.features = _kind_node(bench.get("features"), "benchmark.features", FEATURE_KINDS, "feature extractor")
     merged.paired.records.models = _zoo(merged.paired.records.models)
     _missing(merged)
     c = OmegaConf.to_container(merged)
     _typecheck(Config, c, "")
     for key, node, table in (("model", c["model"], MODEL_KINDS), ("benchmark.dataset", c["benchmark"]["dataset"], DATASET_KINDS),
                              ("benchmark.features", c["benchmark"]["features"], FEATURE_KINDS)):
-        _typecheck(table[node["kind"]], node, key)
+        if node is not None:
+            _typecheck(table[node["kind"]], node, key)
     for i, entry in enumerate(c["paired"]["records"]["models"]):
         _typecheck(ZOO_KINDS[entry["kind"]], entry, f"paired.records.models[{i}]")
     _check_top(c)
@@ -677,6 +753,9 @@ def _zoo(models: ListConfig) -> list[dict[str, Any]]:
 
 def _check_top(c: dict[str, Any]) -> None:
     _at_least("seed", c["seed"], 0)
+    for i, name in enumerate(c["suite"]):
+        _file_name(f"suite[{i}]", name)
+    _distinct("suite", c["suite"])
     _at_least("workers", c["workers"], 0, " (0 = all cores)")
     _at_least("num_shards", c["num_shards"], 1)
     if not 0 <= c["shard"] < c["num_shards"]:
@@ -706,6 +785,8 @@ def _check_benchmark(b: dict[str, Any], model: dict[str, Any], fidelity: list[st
     ds, feats = b["dataset"], b["features"]
     for key, node, table in (("model", model, MODEL_KINDS), ("benchmark.dataset", ds, DATASET_KINDS),
                              ("benchmark.features", feats, FEATURE_KINDS)):
+        if node is None:
+            continue
         what = key.rpartition(".")[2]
         fits = [k for k, cls in table.items() if cls.modality == modality]
         if table[node["kind"]].modality != modality:
@@ -722,6 +803,24 @@ def _check_benchmark(b: dict[str, Any], model: dict[str, Any], fidelity: list[st
         _at_least("benchmark.dataset.split_seed", ds["split_seed"], 0)
         _optional_at_least("benchmark.dataset.test_limit", ds["test_limit"], 1, "all images")
         limit = ds["test_limit"]
+    elif ds["kind"] == "bbc_news":
+        _at_least("benchmark.dataset.split_seed", ds["split_seed"], 0)
+        _optional_at_least("benchmark.dataset.test_size", ds["test_size"], 5, "the full test split; one lead per section at least")
+        limit = ds["test_size"]
+    elif ds["kind"] == "humaneval":
+        from pipeline.data.humaneval import HUMANEVAL_SIZE
+
+        if ds["problems"] is not None and not 1 <= ds["problems"] <= HUMANEVAL_SIZE:
+            raise ConfigError("benchmark.dataset.problems", ds["problems"], f"null (all {HUMANEVAL_SIZE}) or an integer in "
+                              f"1..{HUMANEVAL_SIZE}")
+        _at_least("benchmark.dataset.variants", ds["variants"], 1, " (RP5@1: 5)")
+        if ds["fidelity_variants"] is not None and not 1 <= ds["fidelity_variants"] <= ds["variants"]:
+            raise ConfigError("benchmark.dataset.fidelity_variants", ds["fidelity_variants"], f"null (all) or an integer in "
+                              f"1..{ds['variants']} (benchmark.dataset.variants)")
+        _positive("benchmark.dataset.timeout_s", ds["timeout_s"], " (seconds)")
+        _choice("benchmark.task_metric", b["task_metric"], ["robust_pass"], " (a code benchmark's model answers pass or fail "
+                "per variant)")
+        limit = (ds["problems"] or HUMANEVAL_SIZE) * ds["variants"]
     else:
         if not ds["root"].strip():
             raise ConfigError("benchmark.dataset.root", ds["root"], "a non-empty folder path")
@@ -729,14 +828,22 @@ def _check_benchmark(b: dict[str, Any], model: dict[str, Any], fidelity: list[st
         _optional_at_least("benchmark.dataset.size", ds["size"], 1, "keep the native size")
         limit = ds["limit"]
     for key, node in (("model", model), ("benchmark.features", feats)):
-        if node["kind"] == "digits_cnn":
+        if node is not None and node["kind"] == "digits_cnn":
             _at_least(f"{key}.width", node["width"], 1)
             _at_least(f"{key}.epochs", node["epochs"], 1)
             _at_least(f"{key}.seed", node["seed"], 0)
+    if model["kind"] == "text_head":
+        _positive("model.C", model["C"], " (inverse regularisation strength)")
+        _at_least("model.max_iter", model["max_iter"], 1)
+    if model["kind"] == "code_retrieval":
+        _in_range("model.threshold", model["threshold"], 0, 1, "[]", " (cosine similarity at which the model answers)")
+        grams = model["ngrams"]
+        if len(grams) != 2 or not 1 <= grams[0] <= grams[1]:
+            raise ConfigError("model.ngrams", grams, "[low, high] with 1 ≤ low ≤ high (character n-gram lengths)")
     if model["kind"] == "torchvision":
         _at_least("model.num_classes", model["num_classes"], 1)
         _at_least("model.input_size", model["input_size"], 1)
-    if feats["kind"] == "inception":
+    if feats is not None and feats["kind"] == "inception":
         _choice("benchmark.features.dim", feats["dim"], InceptionFeatures.dims)
 
     perts = b["perturbations"]
@@ -752,14 +859,36 @@ def _check_benchmark(b: dict[str, Any], model: dict[str, Any], fidelity: list[st
         raise ConfigError("benchmark.levels", b["levels"], f"an integer in 2..{top + 1} (level 0 = identity; the perturbations "
                           f"have levels 0..{top})")
     _choice("benchmark.task_metric", b["task_metric"], sorted(TASK_METRICS))
-    _names("fidelity", fidelity, list(FIDELITY), "fidelity metrics")
-    _at_least("benchmark.kid.subset_size", b["kid"]["subset_size"], 1)
-    _at_least("benchmark.kid.subsets", b["kid"]["subsets"], 1)
+    fit = [n for n, f in FIDELITY.items() if f.modality == modality]
+    _non_empty("fidelity", fidelity, f"fidelity metrics among {', '.join(fit)} (modality {modality!r})")
+    for i, name in enumerate(fidelity):
+        if name not in FIDELITY or FIDELITY[name].modality != modality:
+            other = f" ({name!r} is {FIDELITY[name].modality!r})" if name in FIDELITY else ""
+            raise ConfigError(f"fidelity[{i}]", name, f"one of {', '.join(fit)}{other}")
+    _distinct("fidelity", fidelity)
+    if "kid" in fidelity:
+        for key in ("features", "kid"):
+            if b[key] is None:
+                raise ConfigError(f"benchmark.{key}", None, "a mapping: KID is among the fidelity metrics (its feature network "
+                                  "and subset sizes)")
+        _at_least("benchmark.kid.subset_size", b["kid"]["subset_size"], 1)
+        _at_least("benchmark.kid.subsets", b["kid"]["subsets"], 1)
+    adequacy = b["adequacy"]
+    if adequacy is not None:
+        from pipeline.adequacy import ADEQUACY
+
+        if model["kind"] not in ADEQUACY_MODELS:
+            raise ConfigError("benchmark.adequacy", adequacy, f"null: the adequacy metrics read the layers of a model of kind "
+                              f"{', '.join(ADEQUACY_MODELS)}, not {model['kind']!r}")
+        _names("benchmark.adequacy.metrics", adequacy["metrics"], list(ADEQUACY), "adequacy metrics")
+        _in_range("benchmark.adequacy.nac_threshold", adequacy["nac_threshold"], 0, 1, "[)")
+        _at_least("benchmark.adequacy.kmnc_sections", adequacy["kmnc_sections"], 1)
+        _at_least("benchmark.adequacy.tknc_k", adequacy["tknc_k"], 1)
     _at_least("benchmark.seed", b["seed"], 0)
     _at_least("benchmark.batch_size", b["batch_size"], 1)
     _at_least("benchmark.gallery_index", b["gallery_index"], 0)
     if limit is not None and b["gallery_index"] >= limit:
-        raise ConfigError("benchmark.gallery_index", b["gallery_index"], f"an integer in 0..{limit - 1} (the dataset keeps {limit} images)")
+        raise ConfigError("benchmark.gallery_index", b["gallery_index"], f"an integer in 0..{limit - 1} (the dataset keeps {limit} inputs)")
     return b["levels"] ** len(perts)
 
 
@@ -768,6 +897,7 @@ def _population_methods(methods: Sequence[str], classes: Mapping[str, Any]) -> l
 
 
 def _check_search(s: dict[str, Any], bench: dict[str, Any], fidelity: list[str], size: int) -> None:
+    from pipeline.search.budget import search_budget
     from pipeline.search.registry import METHODS
 
     valid = list(METHODS)
@@ -788,7 +918,7 @@ def _check_search(s: dict[str, Any], bench: dict[str, Any], fidelity: list[str],
     if not 2 <= mu <= size:
         raise ConfigError("search.mu", mu, f"null (derived: {derived_mu(size)}) or an integer in 2..{size} (μ ≤ {theta}: the "
                           "initial population is drawn without replacement)")
-    budget = s["budget"] if s["budget"] is not None else s["budget_factor"] * size
+    budget = search_budget(size, s["budget"], s["budget_factor"])
     population = _population_methods(s["methods"], METHODS)
     if population and budget < mu:
         raise ConfigError("search.budget", s["budget"], f"null or an integer ≥ search.mu = {mu} ({', '.join(population)} "
@@ -801,7 +931,7 @@ def _check_search(s: dict[str, Any], bench: dict[str, Any], fidelity: list[str],
     if population and live["budget"] is not None and live["budget"] < mu:
         raise ConfigError("search.live.budget", live["budget"], f"null or an integer ≥ search.mu = {mu} ({', '.join(population)} "
                           "start with a population of μ proposals)")
-    for key in ("table2_methods", "fig3_methods"):
+    for key in ("table2_methods", "fig3_methods", "fig4_methods"):
         _names(f"search.{key}", s[key], s["methods"], "search methods", " (a subset of search.methods)")
     _file_names("search.summary_benchmarks", s["summary_benchmarks"], "every benchmark with traces")
     tune = s["tune"]

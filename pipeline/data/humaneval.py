@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+HUMANEVAL_SIZE = 164  # problems in HumanEval.jsonl.gz
+
 
 @dataclass(frozen=True)
 class CodeProblem:

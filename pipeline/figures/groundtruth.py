@@ -11,15 +11,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-METRIC_LABELS = {"ssim": "SSIM", "kid": "KID (negated)", "chrf": "chrF", "bertscore": "BERT-F1"}
+from pipeline.front_composition import composition_label, front_composition  # noqa: E402
+
+METRIC_LABELS = {"ssim": "SSIM", "kid": "KID (negated)", "chrf": "chrF", "bert_f1": "BERT-F1"}
 
 
-def _order_counts(front: pd.DataFrame, n_dims: int) -> str:
-    return ",".join(str(int((front["order"] == k).sum())) for k in range(1, n_dims + 1))
-
-
-def plot_pareto_fronts(table: pd.DataFrame, metrics: Sequence[str], n_dims: int, benchmark: str) -> plt.Figure:
-    """One panel per fidelity metric: every θ in grey, P* highlighted, |P*| and counts by order 1..n."""
+def plot_pareto_fronts(table: pd.DataFrame, metrics: Sequence[str], n_dims: int, benchmark: str, count_identity: bool = False) -> plt.Figure:
+    """One panel per fidelity metric: every θ in grey, P* highlighted, |P*| and counts by order (Fig. 1),
+    under Table 3's convention on the identity (`pipeline.front_composition`)."""
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.8), squeeze=False)
     for ax, m in zip(axes[0], metrics):
         front = table[table[f"pareto_{m}"]].sort_values(f"rho_{m}_norm")
@@ -27,7 +26,8 @@ def plot_pareto_fronts(table: pd.DataFrame, metrics: Sequence[str], n_dims: int,
         ax.plot(front[f"rho_{m}_norm"], front["delta_norm"], "-o", c="teal", ms=4, lw=1, label="P*")
         ax.set_xlabel(f"fidelity ρ ({METRIC_LABELS.get(m, m)}, normalised)")
         ax.set_ylabel("degradation δ (normalised)")
-        ax.set_title(f"{benchmark} / {METRIC_LABELS.get(m, m)}: |P*| = {len(front)} ({_order_counts(front, n_dims)})", fontsize=9)
+        label = composition_label(front_composition(front["order"], n_dims, count_identity), n_dims, count_identity)
+        ax.set_title(f"{benchmark} / {METRIC_LABELS.get(m, m)}: {label}", fontsize=9)
         ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
     return fig
@@ -53,4 +53,30 @@ def plot_gallery(thetas: np.ndarray, images: np.ndarray, clean: np.ndarray, tabl
         axes[r, 0].text(-0.15, 0.5, f"order {order}", transform=axes[r, 0].transAxes, rotation=90, va="center", ha="right", fontsize=8)
     fig.suptitle(f"P* configurations under (δ, ρ_{METRIC_LABELS.get(metric, metric)}), grouped by order", fontsize=9)
     fig.tight_layout()
+    return fig
+
+
+def plot_text_gallery(thetas: np.ndarray, texts: np.ndarray, clean: str, table: pd.DataFrame, dims: Sequence[str], metric: str,
+                      width: int = 110) -> plt.Figure:
+    """The text counterpart of `plot_gallery`: the example text under every P* configuration of `metric`,
+    grouped by order (highest fidelity first within an order), each line labelled θ, δ, ρ."""
+    import textwrap
+
+    front = table[table[f"pareto_{metric}"]]
+    by_theta = {tuple(int(v) for v in t): str(x) for t, x in zip(thetas, texts)}
+    def wrap(text: str) -> list[str]:  # keeps the text's own line breaks (code prompts), wraps long lines
+        return [w for line in text.splitlines() or [""] for w in textwrap.wrap(line, width, drop_whitespace=False) or [""]]
+
+    lines: list[tuple[str, str]] = [("clean", s) for s in wrap(str(clean))]
+    for order in sorted(front["order"].unique()):
+        lines.append(("order", f"order {order}"))
+        for _, row in front[front["order"] == order].sort_values(f"rho_{metric}_norm", ascending=False).iterrows():
+            theta = tuple(int(row[d]) for d in dims)
+            lines.append(("label", f"θ={theta}  δ={row['delta']:.3f}  ρ={row[f'rho_{metric}']:.3g}"))
+            lines += [("text", s) for s in wrap(by_theta[theta])]
+    fig = plt.figure(figsize=(8.5, 0.17 * len(lines) + 0.6))
+    style = {"clean": dict(color="0.2"), "order": dict(weight="bold"), "label": dict(color="teal"), "text": dict(color="0.1")}
+    for i, (kind, s) in enumerate(lines):
+        fig.text(0.02, 1 - (i + 2) * 0.17 / fig.get_figheight(), s, fontsize=7, family="monospace", **style[kind])
+    fig.suptitle(f"P* configurations under (δ, ρ_{METRIC_LABELS.get(metric, metric)}), grouped by order", fontsize=9)
     return fig

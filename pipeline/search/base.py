@@ -17,6 +17,8 @@ class Method(ABC):
 
     name: str = ""
     label: str = ""
+    single_pass: bool = False  # True: proposes each configuration at most once, so a run stops at |Θ| proposals
+    guide: str = ""            # a ground-truth column the method searches instead of δ (`pipeline.search.guided`)
 
     def __init__(self) -> None:
         """Methods without hyperparameters (Random, Greedy, Coverage) take no arguments."""

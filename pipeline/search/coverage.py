@@ -24,7 +24,7 @@ from pipeline.space import Space
 class CoverageSearch(Method):
     """Greedy t-way coverage of the configuration lattice, t = 1, 2, …, n."""
 
-    name, label = "coverage", "Coverage (t-way)"
+    name, label, single_pass = "coverage", "Coverage (t-way)", True
 
     def _do(self, ledger: Ledger, space: Space, rng: np.random.Generator) -> None:
         grid = space.grid()

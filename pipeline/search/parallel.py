@@ -13,7 +13,7 @@ def n_workers(workers: int) -> int:
     """Worker processes for a `workers` setting: 0 means every core."""
     if int(workers) < 0:
         raise ValueError(f"workers must be >= 0 (0 = all cores), got {workers}")
-    return int(workers) or os.cpu_count() or 1
+    return int(workers) or len(os.sched_getaffinity(0)) or 1  # 0: the cores this process may use (a SLURM job's, not the node's)
 
 
 def map_runs(function: Callable[..., Any], jobs: Sequence[Mapping[str, Any]], workers: int = 1, progress: bool = True,

@@ -12,7 +12,7 @@ class RandomSearch(Method):
     """Proposes a uniform random permutation of Θ. With B > |Θ| it stops after |Θ| proposals, having
     nothing left to propose, so its trace has min(B, |Θ|) rows."""
 
-    name, label = "random", "Random Search"
+    name, label, single_pass = "random", "Random Search", True
 
     def _do(self, ledger: Ledger, space: Space, rng: np.random.Generator) -> None:
         order = rng.permutation(space.size)[: ledger.remaining]

@@ -9,13 +9,16 @@ from pipeline.search.base import Method
 from pipeline.search.coverage import CoverageSearch
 from pipeline.search.evolution import DeltaOnly, GeneticAlgorithm, RhoOnly, TestNav
 from pipeline.search.greedy import GreedySearch
+from pipeline.search.guided import guided_methods
 from pipeline.search.oracle import Oracle
+from pipeline.search.pnd import ParetoProbability
 from pipeline.search.random_search import RandomSearch
 from pipeline.registry import Registry
 from pipeline.space import Space
 
 METHODS: Registry[type[Method]] = Registry("search method")
-for _cls in (TestNav, GreedySearch, GeneticAlgorithm, RandomSearch, DeltaOnly, RhoOnly, CoverageSearch):
+for _cls in (TestNav, GreedySearch, GeneticAlgorithm, RandomSearch, DeltaOnly, RhoOnly, CoverageSearch, ParetoProbability,
+             *guided_methods()):
     METHODS.register(_cls.name, _cls)
 
 
@@ -33,7 +36,13 @@ def get_method(name: str, **hyperparameters: Any) -> Method:
     return cls(**hyperparameters)
 
 
-def run_search(method: str, oracle: Oracle, space: Space, budget: int, seed: int, **hyperparameters: Any) -> pd.DataFrame:
+def run_search(method: str, oracle: Oracle, space: Space, budget: int, seed: int, truth: Oracle | None = None,
+               **hyperparameters: Any) -> pd.DataFrame:
     """Run `method` with proposal budget `budget` and RNG seed `seed`; return its trace: one row per
-    proposal with columns b, one per dimension (named `space.names`), is_new, u, delta, rho."""
-    return get_method(method, **hyperparameters).run(oracle, space, budget, seed)
+    proposal with columns b, one per dimension (named `space.names`), is_new, u, delta, rho. A method
+    guided by another objective (`pipeline.search.guided`) searches `oracle` and records the (δ, ρ) of
+    `truth` in its trace."""
+    trace = get_method(method, **hyperparameters).run(oracle, space, budget, seed)
+    if truth is not None:
+        trace[["delta", "rho"]] = truth.evaluate_batch(trace[list(space.names)].to_numpy())
+    return trace

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from _entry import check_sweep, compose_job, hydra_jobs
+from _entry import check_sweep, compose_job, hydra_jobs, load_params
 from omegaconf import OmegaConf
 
 from pipeline.config import ConfigError, validate_config
@@ -91,3 +91,13 @@ def test_a_multirun_over_two_models_prepares_and_evaluates_each(tmp_path):
         summary = json.loads((tmp_path / f"outputs/groundtruth/tiny-{name}.summary.json").read_text())
         assert summary["benchmark"] == f"tiny-{name}" and summary["space_size"] == 9
     assert widths == {"digits_cnn_small": 8, "digits_cnn_wide": 32}
+
+
+def test_params_mode_switches_a_benchmark_with_its_model_and_fidelity():
+    """How a `<stage>_suite@<name>` DVC stage runs: params.yaml, with one benchmark's keys from conf/."""
+    cfg = load_params(["benchmark=bbc_news", "search.seeds=3"])
+    assert cfg.benchmark.name == "bbc_news" and cfg.model.name == "minilm_head" and list(cfg.fidelity) == ["chrf", "bert_f1"]
+    assert cfg.search.seeds == 3 and cfg.benchmark.features is None
+    cfg = load_params(["model=digits_cnn_wide"])
+    assert cfg.benchmark.name == "digits" and cfg.model.width == 32 and list(cfg.fidelity) == ["ssim", "kid"]
+    assert load_params(["modality=text"]).modality == "text"

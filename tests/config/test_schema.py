@@ -131,6 +131,7 @@ def _tiny_imagenet(data: dict) -> dict:
     data["model"] = {"name": "vit_b_16", "kind": "torchvision", "arch": "vit_b_16", "num_classes": 200, "weights_path": None,
                      "input_size": 224}
     b["features"] = {"kind": "inception", "dim": 2048}
+    b["adequacy"] = None  # the adequacy settings name the digits CNN's layers
     return data
 
 

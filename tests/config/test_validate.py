@@ -137,6 +137,7 @@ TRACE = "outputs/search/tiny/ssim/testnav/seed=0.parquet"
 
 @pytest.mark.parametrize("method, budget, hyper, rows", [
     ("testnav", 45, TESTNAV, 45), ("greedy", 30, {}, 30), ("random", 45, {}, 9), ("coverage", 20, {}, 9), ("random", 5, {}, 5),
+    ("pnd", 45, {}, 9),
 ])
 def test_traces_of_the_methods_validate(method, budget, hyper, rows):
     trace = _trace(method, budget, **hyper)

@@ -97,3 +97,16 @@ def test_unknown_setting_and_missing_assets_are_named(tmp_path):
         fuzz_stage.main(_cfg(tmp_path, "weights"))
     with pytest.raises(ValueError, match="no fuzz report"):
         plot_stage.main(_cfg(tmp_path, "severity"))
+
+
+@pytest.mark.parametrize("adapter", ["weights", "severity"])
+def test_digits_adapters_say_plainly_that_they_do_not_apply_to_text(tmp_path, adapter):
+    cfg = _cfg(tmp_path, adapter, ["benchmark=bbc_news"])
+    fuzz_stage.main(cfg)
+    out = tmp_path / "out" / "fuzz" / adapter
+    report = json.loads((out / "report.json").read_text())
+    assert report["applicable"] is False and "benchmark 'bbc_news' (text) has a text_head model" in report["reason"]
+    assert (out / "summary.txt").read_text().startswith("not applicable: ")
+    plot_stage.main(cfg)
+    figures = tmp_path / "out" / "figures" / "fuzz" / adapter
+    assert [p.name for p in figures.iterdir()] == ["not_applicable.md"]

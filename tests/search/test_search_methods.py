@@ -35,7 +35,7 @@ def test_budget_accounting_of_every_method(method):
     p = small_problem()
     budget = 300
     trace = run_search(method, p.oracle, p.space, budget, seed=3, **hp(method))
-    rows = budget if method not in ("random", "coverage") else min(budget, p.space.size)
+    rows = budget if method not in ("random", "coverage", "pnd") else min(budget, p.space.size)
     assert len(trace) == rows
     assert trace["b"].tolist() == list(range(1, rows + 1))
     idx = p.space.indices(trace[list(p.space.names)].to_numpy())
@@ -198,8 +198,11 @@ def test_testnav_recovers_the_whole_front_within_the_paper_budget():
     trace = run_search("testnav", p.oracle, space, 5 * space.size, seed=0)  # η_c = 1, η_m = 5, μ = 110
     m = run_metrics(trace, p.pareto, space)
     assert len(trace) == 6480
-    assert m["final_recall"] == 1.0 and m["u_full"] < space.size
-    assert m["auc"] > run_metrics(run_search("random", p.oracle, space, 6480, seed=0), p.pareto, space)["auc"] - 0.05
+    random = run_metrics(run_search("random", p.oracle, space, 6480, seed=0), p.pareto, space)
+    # what the method promises (§4.2): P* recovered from fewer unique configurations than Random needs,
+    # with a clearly higher AUC-Recall on the unique axis
+    assert m["final_recall"] == 1.0 and m["u_full"] <= 0.9 * space.size and m["u_full"] < random["u_full"]
+    assert m["auc"] >= random["auc"] + 0.10
 
 
 @pytest.mark.parametrize("method", list(METHODS))

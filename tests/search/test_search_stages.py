@@ -32,7 +32,8 @@ def config(tmp_path, names=NAMES4, levels=3, fidelity=("ssim", "kid")):
     search.methods = ["testnav", "greedy", "ga", "random", "delta_only", "rho_only"]
     search.tune.update(eta_c=[1, 15], eta_m=[5], mu=[6], seeds=2)
     return OmegaConf.create({
-        "benchmark": {"name": "syn", "perturbations": list(names), "levels": levels, "fidelity": list(fidelity)},
+        "benchmark": {"name": "syn", "perturbations": list(names), "levels": levels}, "fidelity": list(fidelity),
+        "model": {"name": "synthetic", "kind": "synthetic"}, "report": {"count_identity": False},
         "paths": {"data": str(tmp_path / "data"), "outputs": str(tmp_path / "out")}, "workers": 1, "seed": 0, "search": search,
     })
 
@@ -81,6 +82,22 @@ def test_summary_and_figures_from_traces(cfg, tmp_path):
     t2 = pd.read_csv(out / "table2.csv", keep_default_na=False)
     assert set(t2["method"]) == {"testnav", "greedy", "ga", "random"} and (t2["mark"] == "best").groupby(t2["metric"]).sum().min() >= 1
     assert "**" in (out / "table2.md").read_text()
+    recovery = pd.read_csv(out / "recovery.csv")
+    assert len(recovery) == 12 and (recovery["seeds"] == 2).all()
+    rnd = recovery[recovery["method"] == "random"]
+    assert (rnd["reached"] == 2).all() and (rnd["final_recall_mean"] == 1.0).all()  # B = 2|Θ|: Random visits all of Θ
+    mine = runs[(runs["method"] == "random") & (runs["metric"] == "ssim")]["u_full"]
+    assert rnd[rnd["metric"] == "ssim"]["u_full_pct"].item() == pytest.approx(100 * mine.mean() / 81)
+    mono = pd.read_csv(out / "monotonicity.csv")
+    assert set(mono["metric"]) == {"ssim", "kid"} and set(mono["dimension"]) >= {"all", *NAMES4}
+    assert mono["delta_monotone"].between(0, 1).all()
+    t3 = pd.read_csv(out / "table3.csv")
+    table = pd.read_parquet(tmp_path / "out" / "groundtruth" / "syn.parquet")
+    for metric in ("ssim", "kid"):
+        front = table[table[f"pareto_{metric}"]]
+        row = t3[t3["metric"] == metric].iloc[0]
+        assert row["size"] == (front["order"] > 0).sum() and "order_0" not in t3.columns
+        assert [row[f"order_{k}"] for k in range(1, 5)] == [(front["order"] == k).sum() for k in range(1, 5)]
     metrics = json.loads((out / "metrics.json").read_text())
     assert set(metrics["syn"]) == {"ssim", "kid"} and "auc_mean" in metrics["syn"]["ssim"]["testnav"]
     stage("plot_recall").main(cfg)

@@ -10,7 +10,7 @@ from pipeline.figures.recall import plot_recall, recall_panel
 from pipeline.search import recall_by_budget, recall_by_unique, run_search
 from pipeline.search.ground_truth import GroundTruth, table_metrics, table_space
 from pipeline.search.summary import metrics_tree, summarise_runs, table2, table2_markdown
-from pipeline.search.tuning import grid, grid_cells, select_setting, setting_scores
+from pipeline.search.tuning import grid, grid_cells, select_setting, setting_scores, tie_report
 from pipeline.space import Space
 
 
@@ -58,11 +58,32 @@ def test_grid_cells_run_every_setting_pair_and_seed():
     table = synthetic_table(space)
     problems = [GroundTruth.from_table(table, "syn", m) for m in table_metrics(table)]
     settings = grid([1, 15], [5], [4])
-    cells = list(grid_cells(problems, settings, seeds=[0, 1], budget_factor=2, workers=1, progress=False))
+    cells = list(grid_cells(problems, settings, seeds=[0, 1], budget=lambda size: 2 * size, workers=1, progress=False))
     assert [s for s, _ in cells] == settings
     for setting, cell in cells:
         assert len(cell) == 4 and set(cell["metric"]) == {"ssim", "kid"} and (cell["eta_c"] == setting["eta_c"]).all()
         assert (cell["proposals"] == 18).all() and cell["final_recall"].between(0, 1).all()
+    # the fixed hyperparameters reach every run: without duplicate elimination TestNav re-proposes
+    # configurations it has seen, so it visits fewer distinct ones within the same budget
+    setting = {"eta_c": 1, "eta_m": 5, "mu": 4}
+    kept, plain = (pd.concat([c for _, c in grid_cells(problems, [setting], [0, 1, 2], lambda size: 3 * size, {"eliminate_duplicates": e},
+                                                       workers=1, progress=False)]) for e in (True, False))
+    assert (kept["proposals"] == 27).all() and (plain["proposals"] == 27).all()
+    assert not kept["unique"].equals(plain["unique"])
+
+
+def test_tie_report_counts_the_settings_tied_under_the_papers_rule():
+    rows = [dict(eta_c=c, eta_m=5, mu=4, benchmark="b", metric="m", seed=0, final_recall=r, auc=a)
+            for c, r, a in ((1, 1.0, 0.6), (5, 1.0, 0.7), (10, 1.0, 0.7), (15, 0.9, 0.9))]
+    scores = setting_scores(pd.DataFrame(rows))
+    report = tie_report(scores, {"eta_c": 15, "eta_m": 5, "mu": 4})
+    assert report["tied_under_paper_rule"] == 3 and report["decided_by"] == "tie-break on the grid order"
+    assert report["reference_rank"] == 4 and scores.iloc[0]["eta_c"] == 5
+    assert tie_report(scores, {"eta_c": 2, "eta_m": 5, "mu": 4})["reference_rank"] is None
+    alone = setting_scores(pd.DataFrame(rows[:1] + rows[3:]))
+    assert tie_report(alone, {"eta_c": 1, "eta_m": 5, "mu": 4}) | {"reference": None} == {
+        "tied_under_paper_rule": 1, "settings": 2, "decided_by": "the paper's rule (pairs reaching P*)", "reference": None,
+        "reference_rank": 1}
 
 
 def test_table_space_and_metrics_of_a_groundtruth_table():

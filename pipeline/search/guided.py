@@ -1,0 +1,30 @@
+"""Searches guided by an input-level adequacy metric (TestNav §4.4, Fig. 4): each of NAC, SNAC, KMNC,
+TKNC, DeepGini, LSA and DSA as the sole objective, with the evolutionary operators and selection of the
+δ-only ablation. The metric's value per configuration comes from the ground-truth table (column
+`adequacy_<name>`, computed in the forward pass that gives ψ); larger is pursued, as for δ. What a run
+evaluates is scored as every other run is: Recall@P* of the bi-objective (δ, ρ) front, and its trace
+records the true (δ, ρ) of each proposal (`run_search(..., truth=...)`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline.search.evolution import DeltaOnly
+
+ADEQUACY_LABELS = {"nac": "NAC", "snac": "SNAC", "kmnc": "KMNC", "tknc": "TKNC", "deepgini": "DeepGini", "lsa": "LSA", "dsa": "DSA"}
+
+
+class AdequacyGuided(DeltaOnly):
+    """δ-only's loop on an oracle whose first objective is an adequacy metric (`guide`, a table column)."""
+
+    guide: str = ""
+
+    def _objectives(self, values: np.ndarray) -> np.ndarray:
+        return values[:, :1]
+
+
+def guided_methods() -> list[type[AdequacyGuided]]:
+    """One method per adequacy metric, named after it."""
+    return [type(f"{label}Guided", (AdequacyGuided,), {"name": name, "label": label, "guide": f"adequacy_{name}",
+                                                       "__doc__": f"{label} as the sole search objective (§4.4)."})
+            for name, label in ADEQUACY_LABELS.items()]

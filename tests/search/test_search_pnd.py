@@ -1,0 +1,189 @@
+"""GP-PND (issue 11 §5) and the lattice-monotonicity measurement, on small hand-made tables with known answers."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import norm
+from search_fixtures import NAMES4, synthetic_table
+from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+
+from pipeline.pareto import pareto_mask
+from pipeline.search import METHODS, TableOracle, run_metrics, run_search
+from pipeline.search.monotonicity import edge_monotonicity, lattice_edges, table_monotonicity
+from pipeline.search.pnd import IncrementalGP, ParetoProbability, Warp, domination_margin, lattice_design, non_domination_probability
+from pipeline.space import Space
+
+# A perfectly monotone 4^3 table, δ = θ·w and ρ = 1 − θ·v (both linear, unnormalised), w = (3, 2, 1),
+# v = (1, 2, 3): a level of dimension 0 buys 3 of δ for 1 of ρ, of dimension 1 2 for 2, of dimension 2
+# 1 for 3. The best δ for any loss of ρ fills dimension 0 first, then 1, then 2, so P* is the chain below.
+CHAIN = [(0, 0, 0), (1, 0, 0), (2, 0, 0), (3, 0, 0), (3, 1, 0), (3, 2, 0), (3, 3, 0), (3, 3, 1), (3, 3, 2), (3, 3, 3)]
+
+
+def chain_problem() -> tuple[Space, TableOracle, np.ndarray]:
+    space = Space(("x", "y", "z"), 4)
+    grid = space.grid()
+    objectives = np.column_stack([grid @ np.array([3.0, 2.0, 1.0]), 1.0 - grid @ np.array([1.0, 2.0, 3.0])])
+    pareto = np.zeros(space.size, dtype=bool)
+    pareto[space.indices(np.array(CHAIN))] = True
+    return space, TableOracle(objectives, space), pareto
+
+
+def test_the_chain_is_the_pareto_set():
+    _, oracle, pareto = chain_problem()
+    np.testing.assert_array_equal(pareto_mask(oracle.objectives), pareto)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_recovers_the_chain_within_half_of_theta(seed):
+    # Random Search needs 64·10/11 ≈ 58 configurations on average for these 10; GP-PND, 16 of them
+    # fixed by its initial design, needs at most 32.
+    space, oracle, pareto = chain_problem()
+    trace = run_search("pnd", oracle, space, 5 * space.size, seed)
+    m = run_metrics(trace, pareto, space)
+    assert m["u_full"] <= 32 and m["b_full"] == m["u_full"]
+
+
+def test_every_proposal_is_new_and_the_run_stops_at_theta():
+    space, oracle, _ = chain_problem()
+    trace = run_search("pnd", oracle, space, 5 * space.size, seed=0)
+    assert len(trace) == space.size and trace["is_new"].all()
+    assert trace["u"].tolist() == trace["b"].tolist()
+    assert sorted(space.indices(trace[list(space.names)].to_numpy()).tolist()) == list(range(space.size))
+    for budget in (5, 20):  # inside and after the initial design
+        short = run_search("pnd", oracle, space, budget, seed=0)
+        assert len(short) == budget and short["is_new"].all()
+        pd.testing.assert_frame_equal(short, trace.iloc[:budget])
+
+
+def test_deterministic_per_seed_and_different_across_seeds():
+    space = Space(NAMES4[:3], 4)
+    table = synthetic_table(space)
+    oracle = TableOracle.from_table(table, space)
+    a, b = (run_search("pnd", oracle, space, 40, seed=3) for _ in range(2))
+    pd.testing.assert_frame_equal(a, b)
+    c = run_search("pnd", oracle, space, 40, seed=4)
+    assert not a[list(space.names)].equals(c[list(space.names)])
+
+
+@pytest.mark.parametrize("names, levels", [(("x",), 2), (("x", "y"), 2), (("x",), 5)])
+def test_tiny_spaces(names, levels):
+    space = Space(names, levels)
+    oracle = TableOracle(np.random.default_rng(0).random((space.size, 2)), space)
+    trace = run_search("pnd", oracle, space, 100, seed=0)
+    assert len(trace) == space.size and trace["is_new"].all()
+
+
+def test_registered_without_hyperparameters():
+    assert METHODS["pnd"] is ParetoProbability and ParetoProbability.hyperparameters() == ()
+    assert ParetoProbability.label == "GP-PND"
+
+
+def test_lattice_design():
+    space = Space(("x", "y", "z"), 3)
+    design = [space.theta(i) for i in lattice_design(space)]
+    assert design == [(0, 0, 0), (2, 2, 2), (1, 0, 0), (2, 0, 0), (0, 1, 0), (0, 2, 0), (0, 0, 1), (0, 0, 2)]
+    assert [Space(("x",), 2).theta(i) for i in lattice_design(Space(("x",), 2))] == [(0,), (1,)]
+
+
+def test_non_domination_probability_by_hand():
+    front = np.array([[0.5, 0.5]])
+    # at the front point with equal spreads: dominated iff X ≤ .5 and Y ≤ .5, probability 1/4
+    assert non_domination_probability([[0.5, 0.5]], [[0.1, 0.1]], front)[0] == pytest.approx(0.75)
+    assert non_domination_probability([[0.9, 0.9]], [[0.01, 0.01]], front)[0] == pytest.approx(1.0)
+    assert non_domination_probability([[0.1, 0.1]], [[0.01, 0.01]], front)[0] == pytest.approx(0.0)
+    # zero spread: a step; a tie with a front point counts as dominated
+    p = non_domination_probability([[0.6, 0.4], [0.4, 0.4], [0.5, 0.5]], np.zeros((3, 2)), front)
+    np.testing.assert_array_equal(p, [1.0, 0.0, 0.0])
+    assert non_domination_probability([[0.0, 0.0]], [[1.0, 1.0]], np.zeros((0, 2)))[0] == 1.0
+    # two front points: P = P(X ≤ .2)P(Y > .8) + P(.2 < X ≤ .6)P(Y > .4) + P(X > .6)
+    front = np.array([[0.6, 0.4], [0.2, 0.8]])  # any order
+    mu, s = np.array([0.4, 0.6]), np.array([0.15, 0.2])
+    cx = norm.cdf([0.2, 0.6], mu[0], s[0])
+    expected = cx[0] * norm.sf(0.8, mu[1], s[1]) + (cx[1] - cx[0]) * norm.sf(0.4, mu[1], s[1]) + (1 - cx[1])
+    assert non_domination_probability(mu[None], s[None], front)[0] == pytest.approx(expected)
+
+
+def test_non_domination_probability_against_sampling():
+    rng = np.random.default_rng(0)
+    front = np.array([[0.1, 0.9], [0.3, 0.8], [0.5, 0.6], [0.8, 0.2]])
+    mean, sd = np.array([[0.45, 0.65], [0.2, 0.85], [0.7, 0.3]]), np.array([[0.1, 0.05], [0.05, 0.1], [0.2, 0.2]])
+    for m, s, p in zip(mean, sd, non_domination_probability(mean, sd, front)):
+        x = rng.normal(m, s, size=(200_000, 2))
+        dominated = ((front[None, :, 0] >= x[:, None, 0]) & (front[None, :, 1] >= x[:, None, 1])).any(axis=1)
+        assert p == pytest.approx(1 - dominated.mean(), abs=0.005)
+
+
+def test_domination_margin_by_hand():
+    front = np.array([[0.2, 0.8], [0.6, 0.4]])
+    np.testing.assert_allclose(domination_margin([[0.7, 0.1], [0.3, 0.3], [0.1, 0.1], [0.3, 0.5]], front), [0.1, -0.1, -0.3, 0.1])
+    assert domination_margin([[0.0, 0.0]], np.zeros((0, 2)))[0] == np.inf
+
+
+def test_incremental_gp_matches_scikit_learn():
+    rng = np.random.default_rng(1)
+    Z = rng.random((30, 3))
+    y = np.sin(3 * Z[:, 0]) + Z[:, 1] ** 2 + 0.05 * rng.standard_normal(30)
+    train = [4, 17, 0, 22, 9, 11, 28, 3]
+    amplitude, length, noise = 1.7, np.array([0.4, 0.9, 2.0]), 0.03
+    kernel = ConstantKernel(amplitude) * RBF(length) + WhiteKernel(noise)
+    reference = GaussianProcessRegressor(kernel, optimizer=None, normalize_y=True).fit(Z[train], y[train])
+    mean, sd = reference.predict(Z, return_std=True)
+    gp = IncrementalGP(Z, amplitude, length, noise, float(y[train].mean()), float(y[train].std()))
+    for i in train:
+        gp.add(i, y[i])
+    np.testing.assert_allclose(gp.mean(), mean, rtol=1e-6, atol=1e-8)
+    test = np.setdiff1d(np.arange(30), train)  # scikit-learn's std includes the white noise at every input
+    np.testing.assert_allclose(gp.sd()[test], sd[test], rtol=1e-6)
+
+
+def test_warp_is_increasing_and_continuous():
+    y = np.linspace(-0.5, 1.5, 2001)
+    w = Warp(1.0, 0.01)
+    assert (np.diff(w(y)) > 0).all()
+    assert w(np.array([1.0]))[0] == pytest.approx(-np.log(0.01))
+    eps = 1e-7
+    for y0 in (0.3, 0.999):  # log w' is the Jacobian term of the likelihood
+        slope = (w(np.array([y0 + eps]))[0] - w(np.array([y0 - eps]))[0]) / (2 * eps)
+        assert np.log(slope) == pytest.approx(w.log_slope(np.array([y0]))[0], rel=1e-4)
+    np.testing.assert_array_equal(Warp(1.0, None)(y), y)
+    np.testing.assert_array_equal(Warp(1.0, None).log_slope(y), np.zeros(len(y)))
+
+
+def test_monotonicity_of_a_monotone_table():
+    space, oracle, _ = chain_problem()
+    m = edge_monotonicity(oracle.objectives, space)
+    assert m["dimension"].tolist() == ["x", "y", "z", "all"]
+    assert m["edges"].tolist() == [48, 48, 48, 144]  # ℓ^(n−1)·(ℓ−1) per dimension
+    assert (m[["delta_monotone", "rho_monotone", "both_monotone"]] == 1.0).all().all()
+    assert (m[["delta_violation_max", "rho_violation_max", "delta_violation_mean", "rho_violation_mean"]] == 0.0).all().all()
+
+
+def test_monotonicity_by_hand():
+    space = Space(("p", "q"), 2)  # (0,0)=0 (0,1)=1 (1,0)=2 (1,1)=3
+    # edges of p: 0->2, 1->3; of q: 0->1, 2->3
+    delta = np.array([0.0, 0.5, 0.2, 0.3])  # p: 0->2 up, 1->3 falls by 0.2; q: 0->1 up, 2->3 up
+    rho = np.array([1.0, 0.8, 0.9, 0.95])   # p: 0->2 down, 1->3 rises by 0.15; q: 0->1 down, 2->3 rises by 0.05
+    m = edge_monotonicity(np.column_stack([delta, rho]), space).set_index("dimension")
+    assert m.loc["p", "delta_monotone"] == 0.5 and m.loc["q", "delta_monotone"] == 1.0
+    assert m.loc["p", "rho_monotone"] == 0.5 and m.loc["q", "rho_monotone"] == 0.5
+    assert m.loc["p", "both_monotone"] == 0.5 and m.loc["q", "both_monotone"] == 0.5
+    assert m.loc["all", "both_monotone"] == 0.5 and m.loc["all", "edges"] == 4
+    assert m.loc["p", "delta_violation_max"] == pytest.approx(0.2) and m.loc["all", "rho_violation_max"] == pytest.approx(0.15)
+    assert m.loc["all", "rho_violation_mean"] == pytest.approx(0.1)
+    loose = edge_monotonicity(np.column_stack([delta, rho]), space, tol=0.1).set_index("dimension")
+    assert loose.loc["all", "delta_monotone"] == 0.75 and loose.loc["all", "rho_monotone"] == 0.75
+    np.testing.assert_array_equal(lattice_edges(space, 0)[1], [2, 3])
+
+
+def test_monotonicity_errors_and_table_form():
+    space = Space(("p", "q"), 3)
+    with pytest.raises(ValueError, match=r"\(9, 2\)"):
+        edge_monotonicity(np.zeros((8, 2)), space)
+    with pytest.raises(ValueError, match="tol"):
+        edge_monotonicity(np.zeros((9, 2)), space, tol=-1)
+    with pytest.raises(ValueError, match="dimension 2"):
+        lattice_edges(space, 2)
+    t = table_monotonicity(synthetic_table(Space(NAMES4, 3)), "syn", "kid")
+    assert t[["benchmark", "metric"]].drop_duplicates().values.tolist() == [["syn", "kid"]] and len(t) == 5
