@@ -7,20 +7,16 @@ records the true (δ, ρ) of each proposal (`run_search(..., truth=...)`).
 """
 from __future__ import annotations
 
-import numpy as np
-
 from pipeline.search.evolution import DeltaOnly
 
 ADEQUACY_LABELS = {"nac": "NAC", "snac": "SNAC", "kmnc": "KMNC", "tknc": "TKNC", "deepgini": "DeepGini", "lsa": "LSA", "dsa": "DSA"}
 
 
 class AdequacyGuided(DeltaOnly):
-    """δ-only's loop on an oracle whose first objective is an adequacy metric (`guide`, a table column)."""
+    """δ-only's loop (its first objective only) on an oracle whose first objective is an adequacy metric
+    (`guide`, a table column)."""
 
     guide: str = ""
-
-    def _objectives(self, values: np.ndarray) -> np.ndarray:
-        return values[:, :1]
 
 
 def guided_methods() -> list[type[AdequacyGuided]]:
