@@ -181,7 +181,7 @@ def validate_groundtruth(table: pd.DataFrame, space_names: Sequence[str], levels
 # ---- search traces ----------------------------------------------------------------------------------
 
 def validate_trace(trace: pd.DataFrame, space_names: Sequence[str], levels: int, budget: int, label: str, *,
-                   method: str | None = None) -> pd.DataFrame:
+                   method: str | None = None, single_pass: bool = False) -> pd.DataFrame:
     """Check a search trace (`pipeline.search.ledger.Ledger.trace`) over Θ with proposal budget B; return it.
 
     Columns b, one per dimension, is_new, u, delta, rho (others are accepted). One row per proposal:
@@ -189,8 +189,8 @@ def validate_trace(trace: pd.DataFrame, space_names: Sequence[str], levels: int,
     sequence: is_new (first proposal of its θ), u (distinct θ so far) and the cache (a repeated θ carries
     the δ, ρ of its first proposal). Accounting: n = B, or n < B only when every configuration of Θ was
     evaluated (u = |Θ|: single-pass methods such as Random Search stop there, having nothing left to
-    propose). With `method` (a registered search method), its own rule: exactly min(B, |Θ|) distinct
-    proposals for a single-pass method, exactly B for the others.
+    propose). With `method` (the name of the search method that wrote it), its own rule: exactly
+    min(B, |Θ|) distinct proposals when it is `single_pass` (its class says so), exactly B otherwise.
     """
     names, levels, budget = list(space_names), int(levels), int(budget)
     _require_columns(trace, ["b"] + names + ["is_new", "u", "delta", "rho"], label)
@@ -232,9 +232,7 @@ def validate_trace(trace: pd.DataFrame, space_names: Sequence[str], levels: int,
             raise InputError(label, values[row], f"{float(values[origin[row]])!r}, the value of {_theta(grid, row)} when first proposed "
                              f"in row {int(origin[row])} (a repeat is a cache hit)", row=row, column=column)
     distinct = int(expected_u[-1])
-    from pipeline.search.registry import method_class
-
-    if method is not None and method_class(method).single_pass:
+    if method is not None and single_pass:
         if n != min(budget, size) or distinct != n:
             raise InputError(label, Text(f"{n} proposals, {distinct} distinct"), f"min(B, |Θ|) = {min(budget, size)} proposals, "
                              f"all distinct ({method} proposes each configuration once)", column="b")

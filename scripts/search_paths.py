@@ -87,7 +87,7 @@ def load_traces(cfg, benchmark: str, space: Space) -> dict[str, dict[str, list[t
     for path in sorted((outputs(cfg) / "search" / benchmark).glob("*/*/seed=*.parquet")):
         metric, method, seed = path.parent.parent.name, path.parent.name, int(path.stem.removeprefix("seed="))
         trace = validate_trace(pd.read_parquet(path), list(space.names), space.levels, budget(cfg, space.size), str(path),
-                               method=method)
+                               method=method, single_pass=method_class(method).single_pass)
         out.setdefault(metric, {}).setdefault(method, []).append((seed, trace))
     for methods in out.values():
         for runs in methods.values():

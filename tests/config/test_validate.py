@@ -8,6 +8,7 @@ import pytest
 
 from pipeline.config import ConfigError, InputError
 from pipeline.paired.records import records_from_probabilities, validate_records
+from pipeline.search import METHODS
 from pipeline.space import Space
 from pipeline.validate import (
     expected_conditions,
@@ -143,7 +144,7 @@ def test_traces_of_the_methods_validate(method, budget, hyper, rows):
     trace = _trace(method, budget, **hyper)
     assert len(trace) == rows
     assert validate_trace(trace, NAMES, LEVELS, budget, TRACE) is trace
-    assert validate_trace(trace, NAMES, LEVELS, budget, TRACE, method=method) is trace
+    assert validate_trace(trace, NAMES, LEVELS, budget, TRACE, method=method, single_pass=METHODS[method].single_pass) is trace
 
 
 def test_a_wrong_u_is_rejected():
@@ -188,7 +189,7 @@ def test_a_truncated_random_trace_is_rejected():
                                          r"evaluated \(this trace evaluated 8\)"):
         validate_trace(trace, NAMES, LEVELS, 45, TRACE)
     with pytest.raises(InputError, match=r"column 'b': 8 proposals, 8 distinct — min\(B, \|Θ\|\) = 9 proposals, all distinct"):
-        validate_trace(trace, NAMES, LEVELS, 45, TRACE, method="random")
+        validate_trace(trace, NAMES, LEVELS, 45, TRACE, method="random", single_pass=True)
 
 
 def test_a_full_budget_method_may_not_stop_early_even_after_exhausting_theta():
