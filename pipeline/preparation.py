@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pipeline.data.digits import load_digits_splits
-from pipeline.io import atomic_path, write_text
+from pipeline.io import atomic_path, write_json, write_text
 from pipeline.models.cnn import predict_proba, save_cnn, train_cnn
 from pipeline.registry import Registry
 
@@ -67,6 +67,8 @@ def prepare_bbc_news(spec: Spec, data_dir: str | Path, progress: bool = True) ->
     with atomic_path(data_dir / "model.npz") as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **head.state())
+    if spec.get("adequacy"):
+        save_text_adequacy_profile(head, splits["train"][0], spec["adequacy"], data_dir)
     metrics: dict[str, float] = {f"n_{k}": len(y) for k, (_, y) in splits.items()}
     for split in ("dev", "test"):
         x, y = splits[split]
@@ -74,8 +76,23 @@ def prepare_bbc_news(spec: Spec, data_dir: str | Path, progress: bool = True) ->
     return metrics
 
 
+def save_text_adequacy_profile(head: Any, train_texts: list[str], adequacy: Spec, data_dir: Path) -> None:
+    """The text model's training profile for the adequacy metrics (`pipeline.adequacy.text_model`): the
+    principal axes of the training sentence embeddings (adequacy_projection.npz) and the profile of the
+    token-averaged block outputs and projected embeddings, classes = the head's training predictions."""
+    from pipeline.adequacy import build_profile
+    from pipeline.adequacy.text_model import encoder_views, fit_projection, text_activations, text_settings
+
+    layers, sentences = encoder_views(head.encoder.encode(train_texts))
+    projection = fit_projection(sentences)
+    projection.save(data_dir / "adequacy_projection.npz")
+    settings = text_settings(adequacy, layers.shape[1])
+    profile = build_profile(text_activations(layers, sentences, projection), head.predict(train_texts), settings.surprise_layers)
+    profile.save(data_dir / "adequacy_profile.npz")
+
+
 def prepare_humaneval(spec: Spec, data_dir: str | Path, progress: bool = True) -> dict[str, float]:
-    """Write D (the first `problems` HumanEval problems, each prompt `variants` times) and the retrieval
+    """Write D (`problems` HumanEval problems from index `first`, each prompt `variants` times) and the retrieval
     model's bank (all 164 problems with their canonical solutions) into `data_dir` (`pipeline.code.assets`);
     return the clean pass rate of the model on D, executed in the sandbox (at θ = 0 the variants of a
     problem are one prompt, so RP_s@1 = pass@1)."""
@@ -84,7 +101,8 @@ def prepare_humaneval(spec: Spec, data_dir: str | Path, progress: bool = True) -
 
     ds = spec["dataset"]
     bank = load_humaneval()
-    problems = bank[: ds["problems"]] if ds.get("problems") is not None else bank
+    first = int(ds.get("first", 0))
+    problems = bank[first : first + ds["problems"]] if ds.get("problems") is not None else bank[first:]
     write_code_assets(problems, bank, int(ds["variants"]), float(ds["timeout_s"]), data_dir)
     predict = code_predictor(spec["model"], data_dir)
     passed = predict([p.prompt for p in problems for _ in range(int(ds["variants"]))])
@@ -92,10 +110,31 @@ def prepare_humaneval(spec: Spec, data_dir: str | Path, progress: bool = True) -
             "model_clean_pass_at_1": float(passed.mean()), "sandbox_runs": predict.cache.runs}
 
 
+def prepare_qqp(spec: Spec, data_dir: str | Path, progress: bool = True) -> dict[str, float]:
+    """Write D (the first `limit` QQP dev pairs of the local copy at `dataset.root`, `pipeline.data.qqp`) as
+    test.json and a record of the checkpoint the model under test reads (weights.json: folder and sha256, so
+    the prepared assets name the weights); return the model's clean accuracy on D (nothing is trained)."""
+    from pipeline.data.qqp import load_qqp, write_pairs
+    from pipeline.device import resolve_device
+    from pipeline.models.pair_classifier import PairClassifier, weights_record
+
+    data_dir = Path(data_dir)
+    ds, model = spec["dataset"], spec["model"]
+    pairs, labels = load_qqp(ds["root"], ds.get("limit"))
+    record = weights_record(model.get("weights_path"))
+    write_pairs(pairs, labels, data_dir / "test.json")
+    write_json(record, data_dir / "weights.json")
+    classifier = PairClassifier(model["weights_path"], batch_size=int(spec.get("batch_size", 32)), max_length=int(model["max_length"]),
+                                device=resolve_device(model.get("device", "cpu"), "model.device"))
+    predictions = classifier.predict(pairs)
+    return {"n_test": len(labels), "n_duplicate": int(labels.sum()), "model_test_accuracy": float(np.mean(predictions == labels))}
+
+
 PREPARERS: Registry[Callable[..., dict[str, float]]] = Registry("preparer")
 PREPARERS.register("digits", prepare_digits)
 PREPARERS.register("bbc_news", prepare_bbc_news)
 PREPARERS.register("humaneval", prepare_humaneval)
+PREPARERS.register("qqp", prepare_qqp)
 
 
 def prepare(spec: Spec, data_dir: str | Path, progress: bool = True) -> dict[str, float]:

@@ -47,7 +47,7 @@ def fail(err: BaseException) -> None:
 
 # The config groups `--params` can switch, and the keys each switch takes from conf/'s composition.
 SWITCHES = {"benchmark": ("benchmark", "model", "fidelity", "modality"), "modality": ("benchmark", "model", "fidelity", "modality"),
-            "model": ("model",)}
+            "model": ("model",), "paired": ("paired",)}
 
 
 def load_params(overrides: list[str]) -> DictConfig:
@@ -107,13 +107,20 @@ def compose_job(overrides: list[str]) -> DictConfig:
 
 
 def check_suite(cfg: DictConfig) -> DictConfig:
-    """Every name in `suite` is a benchmark of conf/benchmark/; returns `cfg`."""
+    """Every name in `suite` is a benchmark of conf/benchmark/, every name in `paired_suite` a paired source of
+    conf/paired/ whose `source` is its own name (the name its stages' files carry); returns `cfg`."""
     from pipeline.config import ConfigError
 
     known = sorted(p.stem for p in (CONF_DIR / "benchmark").glob("*.yaml"))
     for i, name in enumerate(cfg.suite):
         if name not in known:
             raise ConfigError(f"suite[{i}]", name, f"one of {', '.join(known)} (the benchmarks of conf/benchmark/)")
+    sources = {p.stem: OmegaConf.load(p).get("source") for p in sorted((CONF_DIR / "paired").glob("*.yaml"))}
+    named = [name for name, source in sources.items() if source == name]
+    for i, name in enumerate(cfg.paired_suite):
+        if name not in named:
+            raise ConfigError(f"paired_suite[{i}]", name, f"one of {', '.join(named)} (the files of conf/paired/ whose `source` "
+                              "is their own name)")
     return cfg
 
 
@@ -140,6 +147,23 @@ def check_inputs(cfg: DictConfig) -> None:
         raise ValueError(f"missing input {path}: run `dvc repro {producer}` first")
 
 
+# The stages that run models or fidelity metrics on `device`, and when. Others (a merge, a figure) never
+# touch it: shards computed on GPU nodes merge on a login node without one.
+DEVICE_STAGES: dict[str, Callable[[DictConfig], bool]] = {"groundtruth": lambda cfg: True,
+                                                          "search": lambda cfg: cfg.search.mode == "live"}
+
+
+def check_device(cfg: DictConfig) -> None:
+    """A stage that runs models stops at its start when this machine lacks `device` (`device=cuda` without
+    CUDA): one line naming the key, in the process that would use it (a Hydra or SLURM job, not the host
+    that submits it)."""
+    from pipeline.device import resolve_device
+
+    uses = DEVICE_STAGES.get(Path(sys.argv[0]).stem)
+    if uses is not None and uses(cfg):
+        resolve_device(cfg.device)
+
+
 def run_stage(task: Callable[[DictConfig], Any]) -> None:
     """Call `task(cfg)` with params.yaml (no CLI arguments, or `--params key=value …`) or with Hydra's
     composition of conf/ (any other arguments). Both load through one schema (`pipeline.config`): a bad
@@ -152,6 +176,7 @@ def run_stage(task: Callable[[DictConfig], Any]) -> None:
         if len(sys.argv) == 1 or sys.argv[1] == "--params":
             cfg = load_params(sys.argv[2:])
             check_inputs(cfg)
+            check_device(cfg)
             task(cfg)
             return
         jobs = [compose_job(job) for job in hydra_jobs(sys.argv[1:])]
@@ -166,7 +191,9 @@ def run_stage(task: Callable[[DictConfig], Any]) -> None:
 
     def job(cfg: DictConfig) -> None:
         try:
-            task(validate_config(cfg))
+            cfg = validate_config(cfg)
+            check_device(cfg)
+            task(cfg)
         except ValueError as err:
             fail(err)
 
@@ -180,5 +207,9 @@ def plain(cfg: Any) -> Any:
 
 def benchmark_spec(cfg: DictConfig) -> dict[str, Any]:
     """The benchmark as the library takes it (`pipeline.builders`): the `benchmark` node with the model
-    under test (`model`) and the fidelity metrics (`fidelity`), which are config groups of their own."""
-    return {**plain(cfg.benchmark), "model": plain(cfg.model), "fidelity": list(cfg.fidelity)}
+    under test (`model`) and the fidelity metrics (`fidelity`), which are config groups of their own.
+    `device` goes where each reads it: into the model spec (`spec["model"]["device"]`, model adapters)
+    and at the top (`spec["device"]`, fidelity metrics and their feature networks)."""
+    device = str(cfg.device)
+    return {**plain(cfg.benchmark), "model": {**plain(cfg.model), "device": device}, "fidelity": list(cfg.fidelity),
+            "device": device}

@@ -5,7 +5,9 @@ with normalised objectives, P* flags, the P* summary and the gallery images of P
     python scripts/groundtruth.py shard=0 num_shards=4          # one shard; then scripts/merge_groundtruth.py
 
 Finished configurations live in a resume store under data/cache/store/groundtruth/ (keyed by the
-benchmark config, the prepared assets, the code and the library versions); wall-clock timings go to
+benchmark config, the prepared assets, the code and the library versions); the perturbed sets come from
+the perturbation store under data/cache/perturb/ (stage `perturb`, filled here where it lacks them) unless
+`benchmark.store.enabled=false`; wall-clock timings go to
 `outputs/timings/groundtruth/<benchmark>.parquet`, apart from the results.
 """
 from __future__ import annotations
@@ -15,20 +17,23 @@ import json
 
 import numpy as np
 from _entry import benchmark_spec, run_stage
-from paths import asset_digest, data_dir, shard_store, sibling, table_path, timings_path
+from paths import asset_digest, data_dir, perturb_root, shard_store, sibling, table_path, timings_path
 
 from pipeline.builders import build_benchmark, build_space
 from pipeline.fingerprint import stage_fingerprint
 from pipeline.groundtruth import evaluate_shard, finalize, pareto_summary
 from pipeline.io import atomic_path, write_json, write_parquet
 from pipeline.perturb.compose import compose
+from pipeline.perturb.materialize import open_store
 
 CODE = ("pipeline.builders", "pipeline.groundtruth")  # the modules that compute a configuration's values
 
 
 def fingerprint(cfg) -> str:
-    """What every value of the table depends on: benchmark config, prepared assets, code, libraries."""
-    return stage_fingerprint({"benchmark": benchmark_spec(cfg), "assets": asset_digest(data_dir(cfg))}, CODE)
+    """What every value of the table depends on: benchmark config, prepared assets, code, libraries (not
+    the perturbation store's settings: the store returns T_θ bit for bit as prefix reuse computes it)."""
+    spec = {k: v for k, v in benchmark_spec(cfg).items() if k != "store"}
+    return stage_fingerprint({"benchmark": spec, "assets": asset_digest(data_dir(cfg))}, CODE)
 
 
 def gallery_array(items: list, example) -> np.ndarray:
@@ -66,8 +71,10 @@ def main(cfg) -> None:
     space = build_space(spec)
     shard, num_shards = int(cfg.get("shard", 0)), int(cfg.get("num_shards", 1))
     factory = functools.partial(build_benchmark, spec, str(data_dir(cfg)))
+    store = spec["store"]
+    source = functools.partial(open_store, str(perturb_root(cfg)), store["max_order"]) if store["enabled"] else None
     raw, timings, stats = evaluate_shard(factory, space, shard_store(cfg, shard, num_shards), fingerprint(cfg),
-                                         shard=shard, num_shards=num_shards, workers=int(cfg.workers))
+                                         shard=shard, num_shards=num_shards, workers=int(cfg.workers), source=source)
     print(json.dumps(stats))
     if num_shards == 1:
         write_parquet(timings, timings_path(cfg, "groundtruth"))

@@ -93,3 +93,27 @@ def fuzz_figures(cfg, adapter: str) -> Path:
 def fuzz_assets(cfg, adapter: str) -> Path:
     """The prepared model folder a digits-model adapter reads (`fuzz.adapters.<adapter>.data_dir`)."""
     return ROOT / cfg.paths.data / cfg.fuzz.adapters[adapter].data_dir
+
+
+def recapture_path(cfg) -> Path:
+    """The zoo's records under the real (recapture) conditions of `paired.source` (stage `recapture`)."""
+    return outputs(cfg) / "records" / f"{cfg.paired.source}-recapture.parquet"
+
+
+def screening_dir(cfg) -> Path:
+    return paired_dir(cfg) / "screening"
+
+
+def screening_figures(cfg) -> Path:
+    return paired_figures(cfg) / "screening"
+
+
+def perturb_root(cfg) -> Path:
+    """The perturbation stores (`pipeline.perturb.materialize`), one content-addressed folder per clean set,
+    perturbation code and seed: shared by every model, shard and run; outside DVC's outputs."""
+    return ROOT / cfg.paths.data / "cache" / "perturb"
+
+
+def perturb_manifest(cfg) -> Path:
+    """What the `perturb` stage stored for the configured benchmark (key digest, configurations, bytes)."""
+    return outputs(cfg) / "perturb" / f"{cfg.benchmark.name}.json"

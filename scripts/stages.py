@@ -18,7 +18,8 @@ import yaml
 from _entry import ROOT
 from omegaconf import OmegaConf
 from paths import (data_dir, fuzz_assets, fuzz_dir, fuzz_figures, groundtruth_figures, outputs, paired_dir, paired_figures,
-                   prepare_metrics, records_path, sibling, table_path)
+                   perturb_manifest, prepare_metrics, recapture_path, records_path, screening_dir, screening_figures, sibling,
+                   table_path)
 from search_paths import summary_dir, tune_dir
 
 from pipeline.fingerprint import module_closure
@@ -26,6 +27,8 @@ from pipeline.io import write_text
 
 Paths = Callable[[object], list[Path]]
 FUZZ_ADAPTERS = ("geometric", "weights", "severity")
+SCREENING_TABLES = ("table16", "table17", "table18", "table19", "table20", "table21", "table25", "table26", "table28", "table33",
+                    "table43", "table46")  # scripts/screening.py writes each as .csv and .md
 
 
 class Template:
@@ -47,6 +50,25 @@ class Template:
 
 
 @dataclass(frozen=True)
+class Suite:
+    """A list of params.yaml (`key`) whose items each run a stage once more, as DVC `foreach` stages
+    `<stage>_suite@<item>`: `--params <group>=<item>` switches the config group `group` to conf/<group>/<item>.yaml,
+    whose files (`conf`) replace the params of the keys `own` as dependencies; `template` is the config key
+    that names the item's files (so its paths become `${item}`)."""
+
+    key: str
+    group: str
+    template: str
+    own: tuple[str, ...]
+    conf: tuple[str, ...]
+
+
+BENCHMARKS = Suite("suite", "benchmark", "benchmark.name", ("benchmark", "model", "fidelity"),
+                   ("conf/benchmark/${item}.yaml", "conf/model"))
+PAIRED_SOURCES = Suite("paired_suite", "paired", "paired.source", ("paired",), ("conf/paired/${item}.yaml", "conf/paired/default.yaml"))
+
+
+@dataclass(frozen=True)
 class Stage:
     """One DVC stage: `python scripts/<script>.py <args>`."""
 
@@ -54,13 +76,14 @@ class Stage:
     script: str
     params: tuple[str, ...]
     deps: Paths = lambda cfg: []          # data inputs (outputs of earlier stages)
+    after: Paths = lambda cfg: []         # outputs of stages to run first that the script does without (DVC order only)
     outs: Paths = lambda cfg: []          # cached in DVC
     committed: Paths = lambda cfg: []     # small outputs kept in git (cache: false)
     metrics: Paths = lambda cfg: []
     plots: Paths = lambda cfg: []
     args: str = ""
     checks_inputs: bool = True            # False: the script checks its inputs itself (they depend on a mode)
-    per_benchmark: bool = False           # True: also run once per benchmark of params.yaml's `suite` (`<name>_suite@<b>`)
+    suite: Suite | None = None            # also run once per item of that suite (`<name>_suite@<item>`)
 
     def runs_with(self, script: str, cfg) -> bool:
         """Whether `python scripts/<script>.py` under `cfg` is this stage (its `--params` keys match)."""
@@ -68,17 +91,18 @@ class Stage:
         return script == self.script and all(str(OmegaConf.select(cfg, k)) == v for k, v in pairs)
 
     def entry(self, suite: bool = False) -> dict:
-        """The dvc.yaml entry; `suite=True`: the body of the `foreach: ${suite}` variant, which runs the
-        stage on benchmark `${item}` (`--params benchmark=${item}`) with that benchmark's conf/ files as
-        dependencies in place of params.yaml's benchmark, model and fidelity."""
-        cfg = Template(fixed={"benchmark.name": "${item}"} if suite else None)
+        """The dvc.yaml entry; `suite=True`: the body of the `foreach: ${<suite key>}` variant, which runs the
+        stage on item `${item}` (`--params <group>=${item}`: benchmark `${item}`, or paired source `${item}`)
+        with that item's conf/ files as dependencies in place of the params they set."""
+        each = self.suite if suite else None
+        cfg = Template(fixed={each.template: "${item}"} if each else None)
         rel = lambda paths: [str(Path(p).relative_to(ROOT)) for p in paths]  # noqa: E731
         code = rel(module_closure([self.script]))
-        args = f"--params benchmark=${{item}} {self.args.removeprefix('--params')}".strip() if suite else self.args
-        params = [p for p in self.params if p.split(".")[0] not in ("benchmark", "model", "fidelity")] if suite else list(self.params)
-        conf = ["conf/benchmark/${item}.yaml", "conf/model"] if suite else []
+        args = f"--params {each.group}=${{item}} {self.args.removeprefix('--params')}".strip() if each else self.args
+        params = [p for p in self.params if p.split(".")[0] not in each.own] if each else list(self.params)
+        conf = list(each.conf) if each else []
         out: dict = {"cmd": f"python scripts/{self.script}.py" + (f" {args}" if args else ""),
-                     "deps": code + conf + rel(self.deps(cfg))}
+                     "deps": code + conf + rel(self.deps(cfg)) + rel(self.after(cfg))}
         if params:
             out["params"] = params
         if self.outs(cfg):
@@ -112,15 +136,19 @@ def _fuzz_stages() -> list[Stage]:
 
 STAGES: list[Stage] = [
     Stage("prepare", "prepare", ("benchmark.name", "benchmark.dataset", "model", "benchmark.features", "benchmark.adequacy"),
-          outs=lambda cfg: [data_dir(cfg)], metrics=lambda cfg: [prepare_metrics(cfg)], per_benchmark=True),
-    Stage("groundtruth", "groundtruth", ("benchmark", "model", "fidelity"), deps=lambda cfg: [data_dir(cfg)],
+          outs=lambda cfg: [data_dir(cfg)], metrics=lambda cfg: [prepare_metrics(cfg)], suite=BENCHMARKS),
+    Stage("perturb", "perturb", ("benchmark.dataset", "benchmark.perturbations", "benchmark.levels", "benchmark.seed",
+                                 "benchmark.store"),
+          deps=lambda cfg: [data_dir(cfg)], metrics=lambda cfg: [perturb_manifest(cfg)], suite=BENCHMARKS),
+    Stage("groundtruth", "groundtruth", ("benchmark", "model", "fidelity", "device"), deps=lambda cfg: [data_dir(cfg)],
+          after=lambda cfg: [perturb_manifest(cfg)],
           outs=lambda cfg: [table_path(cfg), sibling(table_path(cfg), ".gallery.npz")],
-          metrics=lambda cfg: [sibling(table_path(cfg), ".summary.json")], per_benchmark=True),
+          metrics=lambda cfg: [sibling(table_path(cfg), ".summary.json")], suite=BENCHMARKS),
     Stage("figures_groundtruth", "plot_groundtruth", ("benchmark.name", "fidelity", "benchmark.perturbations", "report"),
           deps=lambda cfg: [table_path(cfg), sibling(table_path(cfg), ".gallery.npz")],
-          committed=lambda cfg: [groundtruth_figures(cfg)], per_benchmark=True),
+          committed=lambda cfg: [groundtruth_figures(cfg)], suite=BENCHMARKS),
     Stage("search", "search", ("benchmark.name", "benchmark.perturbations", "benchmark.levels", "fidelity", "search"),
-          deps=lambda cfg: [table_path(cfg)], outs=lambda cfg: [_search_dir(cfg)], checks_inputs=False, per_benchmark=True),
+          deps=lambda cfg: [table_path(cfg)], outs=lambda cfg: [_search_dir(cfg)], checks_inputs=False, suite=BENCHMARKS),
     # the summaries read every benchmark's tables and traces: the folders that hold them
     Stage("search_summary", "search_summary", ("search.table2_methods", "search.summary_benchmarks", "report"),
           deps=lambda cfg: [outputs(cfg) / "search", outputs(cfg) / "groundtruth"],
@@ -136,21 +164,37 @@ STAGES: list[Stage] = [
           outs=lambda cfg: [tune_dir(cfg) / "grid.parquet"], committed=lambda cfg: [tune_dir(cfg) / "grid.csv"],
           metrics=lambda cfg: [tune_dir(cfg) / "choice.json"]),
     Stage("records", "records", ("paired.source", "paired.records"), outs=lambda cfg: [records_path(cfg)],
-          metrics=lambda cfg: [sibling(records_path(cfg), ".json")]),
+          metrics=lambda cfg: [sibling(records_path(cfg), ".json")], suite=PAIRED_SOURCES),
     Stage("bounds", "bounds", ("paired.source", "paired.clean_coverage", "paired.policy_coverages"),
           deps=lambda cfg: [records_path(cfg)],
           outs=lambda cfg: [paired_dir(cfg) / f for f in ("thresholds.parquet", "bounds.parquet", "cells.parquet")],
-          metrics=lambda cfg: [paired_dir(cfg) / "bounds.json"], plots=lambda cfg: [paired_dir(cfg) / "widths.csv"]),
+          metrics=lambda cfg: [paired_dir(cfg) / "bounds.json"], plots=lambda cfg: [paired_dir(cfg) / "widths.csv"],
+          suite=PAIRED_SOURCES),
     Stage("policies", "policies", ("paired.source", "paired.clean_coverage", "paired.policy_coverages", "paired.lambdas",
                                    "paired.primary_lambda", "paired.levels"),
           deps=lambda cfg: [records_path(cfg)],
           outs=lambda cfg: [paired_dir(cfg) / f"policy_{t}.parquet" for t in ("costs", "comparisons", "selection")],
           committed=lambda cfg: [paired_dir(cfg) / "table4.md"], metrics=lambda cfg: [paired_dir(cfg) / "policies.json"],
-          plots=lambda cfg: [paired_dir(cfg) / "certified.csv", paired_dir(cfg) / "selection.csv"]),
+          plots=lambda cfg: [paired_dir(cfg) / "certified.csv", paired_dir(cfg) / "selection.csv"], suite=PAIRED_SOURCES),
     Stage("figures_paired", "plot_paired", ("paired.source", "paired.primary_lambda"),
           deps=lambda cfg: [paired_dir(cfg) / f for f in ("widths.csv", "certified.csv", "bounds.parquet",
                                                            "policy_costs.parquet", "policy_comparisons.parquet")],
-          committed=lambda cfg: [paired_figures(cfg), paired_dir(cfg) / "illustration.md"]),
+          committed=lambda cfg: [paired_figures(cfg), paired_dir(cfg) / "illustration.md"], suite=PAIRED_SOURCES),
+    Stage("recapture", "recapture", ("paired.source", "paired.records", "paired.recapture"),
+          outs=lambda cfg: [recapture_path(cfg), sibling(recapture_path(cfg), ".synb.parquet"),
+                            sibling(recapture_path(cfg), ".probes.parquet")],
+          metrics=lambda cfg: [sibling(recapture_path(cfg), ".json")]),
+    Stage("screening", "screening", ("paired.source", "paired.records", "paired.clean_coverage", "paired.screening"),
+          deps=lambda cfg: [records_path(cfg), recapture_path(cfg), sibling(recapture_path(cfg), ".synb.parquet"),
+                            sibling(recapture_path(cfg), ".probes.parquet")],
+          outs=lambda cfg: [screening_dir(cfg) / f"{f}.parquet" for f in ("cells", "prediction_errors", "model_summaries")],
+          committed=lambda cfg: [screening_dir(cfg) / f"{t}.{ext}" for t in SCREENING_TABLES for ext in ("csv", "md")]
+          + [screening_dir(cfg) / "intervals.csv", screening_dir(cfg) / "tiers.csv"],
+          metrics=lambda cfg: [screening_dir(cfg) / "metrics.json"]),
+    Stage("figures_screening", "plot_screening", ("paired.source", "paired.records", "paired.recapture.seed",
+                                                  "paired.screening.budgets", "paired.screening.primary_budget"),
+          deps=lambda cfg: [screening_dir(cfg) / "cells.parquet", screening_dir(cfg) / "intervals.csv"],
+          committed=lambda cfg: [screening_figures(cfg)]),
     *_fuzz_stages(),
 ]
 
@@ -173,8 +217,8 @@ def dvc_yaml() -> str:
     body = {"stages": {}}
     for s in STAGES:
         body["stages"][s.name] = s.entry()
-        if s.per_benchmark:
-            body["stages"][f"{s.name}_suite"] = {"foreach": "${suite}", "do": s.entry(suite=True)}
+        if s.suite:
+            body["stages"][f"{s.name}_suite"] = {"foreach": "${" + s.suite.key + "}", "do": s.entry(suite=True)}
     return header + yaml.safe_dump(body, sort_keys=False, width=120)
 
 

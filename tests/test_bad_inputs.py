@@ -144,7 +144,7 @@ def test_hydra_only_settings(inputs, script, overrides, expected, monkeypatch, c
 PARAMS_ONLY = [  # group choices in params mode take the group's keys from conf/ (how the suite stages run)
     ("prepare", ("benchmark=nope",), "Could not find 'benchmark/nope'"),
     ("prepare", ("benchmark=bbc_news", "model=digits_cnn"), "model.kind: 'digits_cnn' — a model kind of modality 'text': text_head"),
-    ("prepare", ("suite=[nope]",), "suite[0]: 'nope' — one of bbc_news, digits, humaneval, tiny, tiny_imagenet"),
+    ("prepare", ("suite=[nope]",), "suite[0]: 'nope' — one of bbc_news, digits, humaneval, humaneval_b, qqp, tiny, tiny_imagenet"),
     ("prepare", ("model.kind=torchvision",), "model.width: 16 — not a key of model (a model of kind 'torchvision'); valid keys: arch"),
 ]
 

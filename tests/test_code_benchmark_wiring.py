@@ -35,11 +35,11 @@ def test_schema_accepts_the_humaneval_benchmark_with_its_model_metric_and_fideli
 def test_a_vision_model_on_the_code_benchmark_is_one_line_naming_the_code_models(load):
     with pytest.raises(ConfigError) as err:
         load(["benchmark=humaneval", "model=digits_cnn"])
-    assert str(err.value) == "model.kind: 'digits_cnn' — a model kind of modality 'code': code_retrieval"
+    assert str(err.value) == "model.kind: 'digits_cnn' — a model kind of modality 'code': code_retrieval, code_llm"
 
 
 @pytest.mark.parametrize("override, expected", [
-    ("benchmark.dataset.problems=0", r"^benchmark\.dataset\.problems: 0 — null \(all 164\) or an integer in 1\.\.164$"),
+    ("benchmark.dataset.problems=0", r"^benchmark\.dataset\.problems: 0 — null \(all 164 from benchmark\.dataset\.first\) or an integer in 1\.\.164$"),
     ("benchmark.dataset.fidelity_variants=6", r"^benchmark\.dataset\.fidelity_variants: 6 — null \(all\) or an integer in 1\.\.5"),
     ("benchmark.task_metric=accuracy", r"^benchmark\.task_metric: 'accuracy' — one of robust_pass"),
     ("fidelity=[chrf]", r"^fidelity\[0\]: 'chrf' — one of chrf_code, bert_f1_code \('chrf' is 'text'\)$"),

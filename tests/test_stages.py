@@ -24,8 +24,8 @@ def test_a_new_import_becomes_a_dependency(monkeypatch, tmp_path):
 
 def test_each_benchmark_of_the_suite_gets_its_own_stages():
     committed = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    suite = {name: s for name, s in committed.items() if "foreach" in s}
-    assert sorted(suite) == ["figures_groundtruth_suite", "groundtruth_suite", "prepare_suite", "search_suite"]
+    suite = {name: s for name, s in committed.items() if s.get("foreach") == "${suite}"}
+    assert sorted(suite) == ["figures_groundtruth_suite", "groundtruth_suite", "perturb_suite", "prepare_suite", "search_suite"]
     for name, s in suite.items():
         assert s["foreach"] == "${suite}" and "--params benchmark=${item}" in s["do"]["cmd"]
         assert "conf/benchmark/${item}.yaml" in s["do"]["deps"]
@@ -39,3 +39,14 @@ def test_outs_are_the_paths_the_scripts_write():
     assert committed["groundtruth"]["outs"][0] == "${paths.outputs}/groundtruth/${benchmark.name}.parquet"
     assert "${paths.data}/${fuzz.adapters.severity.data_dir}" in committed["fuzz_severity"]["deps"]
     assert not [o for s in committed.values() for o in s.get("do", s).get("outs", []) if "timings" in str(o)], "timings are no DVC output"
+
+
+def test_each_paired_source_of_the_paired_suite_gets_its_own_stages():
+    committed = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    paired = {name: s for name, s in committed.items() if s.get("foreach") == "${paired_suite}"}
+    assert sorted(paired) == ["bounds_suite", "figures_paired_suite", "policies_suite", "records_suite"]
+    for s in paired.values():
+        assert s["do"]["cmd"].endswith("--params paired=${item}") and "conf/paired/${item}.yaml" in s["do"]["deps"]
+        assert "params" not in s["do"]                                 # every paired.* key comes from conf/paired/<item>.yaml
+    assert paired["records_suite"]["do"]["outs"][0] == "${paths.outputs}/records/${item}.parquet"
+    assert "${paths.outputs}/records/${item}.parquet" in paired["bounds_suite"]["do"]["deps"]

@@ -11,10 +11,11 @@
 * `bank.json`, the retrieval model's solution bank: every HumanEval problem with its canonical solution
   (all 164, whatever subset D is, so that a perturbed prompt can be mistaken for any problem).
 
-The model factory (`code_predictor`) returns predict(inputs) -> passed per input: the retrieval model's
-completion of each (perturbed) prompt, run against the tests of the input's problem in the sandbox
-(`pipeline.code.sandbox.run_program`) through one `ExecutionCache` per process (keyed by (problem,
-completion): a program is never run twice). The task metric `robust_pass` (ψ = RP_s@1,
+The model factory (`code_predictor`) returns predict(inputs) -> passed per input: the completion of each
+(perturbed) prompt by the retrieval model (`code_retrieval`) or a causal LM (`code_llm`,
+`pipeline.models.code_llm`, with its persistent generation cache), run against the tests of the input's
+problem in the sandbox (`pipeline.code.sandbox.run_program`) through one `ExecutionCache` per process
+(keyed by (problem, completion): a program is never run twice). The task metric `robust_pass` (ψ = RP_s@1,
 `pipeline.code.robust_pass.robust_pass_at_1`) compares these with the labels: a problem counts only if
 all s of its rows passed.
 """
@@ -75,8 +76,35 @@ def retrieval_model(spec: dict[str, Any], bank: Sequence[CodeProblem]):
     return RetrievalCodeModel(bank, threshold=float(spec["threshold"]), ngrams=(low, high))
 
 
+def generation_cache_path(data_dir: str | Path) -> Path:
+    """The code LLM's persistent generation cache for the benchmark prepared in `data_dir` (= <paths.data>/<name>):
+    <paths.data>/cache/generations.sqlite, beside the resume store and outside the prepared folder, which is a
+    DVC output (a cache filling up inside it would mark `prepare` as changed) and whose files name the assets
+    (`asset_digest`). One file for every benchmark: a key names the model and the exact prompt."""
+    return Path(data_dir).parent / "cache" / "generations.sqlite"
+
+
+def llm_model(spec: dict[str, Any], data_dir: str | Path):
+    """The `code_llm` model of `spec` (path, runtime, max_new_tokens, stop, device) with its generation cache."""
+    from pipeline.models.code_llm import CodeLLM
+
+    device = spec.get("device", "cpu")
+    if spec["runtime"] == "transformers":
+        from pipeline.device import resolve_device
+
+        device = resolve_device(device, "model.device")
+    return CodeLLM(spec["path"], runtime=spec["runtime"], max_new_tokens=int(spec["max_new_tokens"]), stop=list(spec["stop"]),
+                   device=device, cache=generation_cache_path(data_dir))
+
+
 def code_predictor(spec: dict[str, Any], data_dir: str | Path, cache: ExecutionCache | None = None) -> RobustPassPredictor:
-    """predict(inputs of D, perturbed or not) -> passed per input, for the model spec `spec`."""
+    """predict(inputs of D, perturbed or not) -> passed per input, for the model spec `spec` (kind code_retrieval
+    or code_llm): each completion executed against its problem's tests in the sandbox."""
     _, labels, problems, settings = load_code_set(data_dir)
-    model = retrieval_model(spec, load_bank(data_dir))
+    if spec["kind"] == "code_llm":
+        model = llm_model(spec, data_dir)
+    elif spec["kind"] == "code_retrieval":
+        model = retrieval_model(spec, load_bank(data_dir))
+    else:
+        raise ValueError(f"model.kind: {spec['kind']!r} — a code model kind: code_retrieval, code_llm")
     return RobustPassPredictor(problems, labels, model, cache or ExecutionCache(timeout_s=settings["timeout_s"]))

@@ -40,6 +40,7 @@ from omegaconf import MISSING, DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 
 from pipeline.config.errors import MISSING_VALUE, ConfigError, Text
+from pipeline.device import DEVICE_CHOICES, is_device_name
 
 # ---- the schema -------------------------------------------------------------------------------------
 
@@ -89,10 +90,22 @@ class HumanEvalDataset:
 
     modality: ClassVar[str] = "code"
     kind: str = "humaneval"
-    problems: int | None = MISSING          # the first `problems` HumanEval problems (null = all 164)
+    problems: int | None = MISSING          # `problems` HumanEval problems from index `first` (null = all from `first`)
+    first: int = 0                          # index of the first problem of D (0 = HumanEval/0)
     variants: int = MISSING                 # s of RP_s@1: perturbed variants (seeds) per problem
     fidelity_variants: int | None = MISSING  # the first k variants of each problem that φ scores (null = all)
     timeout_s: float = MISSING              # sandbox wall-clock limit of one test run
+
+
+@dataclass
+class QQPDataset:
+    """Quora Question Pairs read from a local GLUE copy or `datasets` folder at `root` (`pipeline.data.qqp`):
+    the first `limit` dev pairs (null = all)."""
+
+    modality: ClassVar[str] = "text"
+    kind: str = "qqp"
+    root: str | None = MISSING
+    limit: int | None = MISSING
 
 
 @dataclass
@@ -148,6 +161,35 @@ class CodeRetrievalModel:
 
 
 @dataclass
+class CodeLLMModel:
+    """A local causal LM completing each prompt greedily (`pipeline.models.code_llm`): a GGUF file or a checkpoint
+    folder, run by transformers or llama.cpp, with a persistent generation cache."""
+
+    modality: ClassVar[str] = "code"
+    datasets: ClassVar[tuple[str, ...]] = ("humaneval",)
+    runtimes: ClassVar[tuple[str, ...]] = ("transformers", "llama_cpp")
+    name: str = MISSING
+    kind: str = "code_llm"
+    path: str | None = MISSING    # GGUF file or checkpoint folder (conf/model/*.yaml read it from an environment variable)
+    runtime: str = MISSING
+    max_new_tokens: int = MISSING
+    stop: list[str] = MISSING     # stop sequences: the completion ends before the first one
+
+
+@dataclass
+class SequenceClassifierModel:
+    """A Hugging Face sequence-pair classification checkpoint in a local folder (`pipeline.models.pair_classifier`),
+    e.g. RoBERTa-base fine-tuned on QQP; not trained here."""
+
+    modality: ClassVar[str] = "text"
+    datasets: ClassVar[tuple[str, ...]] = ("qqp",)
+    name: str = MISSING
+    kind: str = "sequence_classifier"
+    weights_path: str | None = MISSING
+    max_length: int = MISSING     # tokens per pair, special tokens included (longest-first truncation)
+
+
+@dataclass
 class DigitsCNNFeatures:
     """KID features: a second digits CNN, trained by the prepare stage (never the model under test)."""
 
@@ -171,9 +213,10 @@ class InceptionFeatures:
 
 
 DATASET_KINDS: dict[str, type] = {"digits": DigitsDataset, "tiny_imagenet": TinyImagenetDataset, "bbc_news": BBCNewsDataset,
-                                  "humaneval": HumanEvalDataset}
+                                  "humaneval": HumanEvalDataset, "qqp": QQPDataset}
 MODEL_KINDS: dict[str, type] = {"digits_cnn": DigitsCNNModel, "torchvision": TorchvisionModel, "text_head": TextHeadModel,
-                                "code_retrieval": CodeRetrievalModel}
+                                "code_retrieval": CodeRetrievalModel, "sequence_classifier": SequenceClassifierModel,
+                                "code_llm": CodeLLMModel}
 FEATURE_KINDS: dict[str, type] = {"digits_cnn": DigitsCNNFeatures, "inception": InceptionFeatures}
 
 
@@ -181,6 +224,15 @@ FEATURE_KINDS: dict[str, type] = {"digits_cnn": DigitsCNNFeatures, "inception": 
 class KidConfig:
     subset_size: int = MISSING
     subsets: int = MISSING
+
+
+@dataclass
+class PerturbStoreConfig:
+    """The perturbation store of a benchmark (stage `perturb`, `pipeline.perturb.materialize`): T_θ on disk,
+    read by the ground truth of every model and shard of the benchmark."""
+
+    enabled: bool = True        # false: every ground truth perturbs in memory (prefix reuse)
+    max_order: int | None = None  # store only θ with at most this many non-zero levels (null: all of Θ)
 
 
 @dataclass
@@ -208,6 +260,7 @@ class BenchmarkConfig:
     task_metric: str = MISSING
     kid: KidConfig | None = None
     adequacy: AdequacyConfig | None = None
+    store: PerturbStoreConfig = field(default_factory=PerturbStoreConfig)
     seed: int = MISSING
     batch_size: int = MISSING
     gallery_index: int = MISSING
@@ -297,18 +350,82 @@ class ZooKNN(ZooModel):
     feature_size: int = MISSING
 
 
-ZOO_KINDS: dict[str, type] = {"cnn": ZooCNN, "mlp": ZooMLP, "logreg": ZooLogreg, "forest": ZooForest, "knn": ZooKNN}
+@dataclass
+class ZooMiniLMMLP(ZooModel):
+    hidden: int = MISSING
+    seed: int = MISSING
+    max_iter: int = MISSING
+
+
+@dataclass
+class ZooTextLogreg(ZooModel):
+    C: float = MISSING
+    max_iter: int = MISSING
+
+
+@dataclass
+class ZooMiniLMKNN(ZooModel):
+    n_neighbors: int = MISSING
+
+
+@dataclass
+class ZooTfidfNB(ZooModel):
+    alpha: float = MISSING
+
+
+ZOO_KINDS: dict[str, type] = {"cnn": ZooCNN, "mlp": ZooMLP, "logreg": ZooLogreg, "forest": ZooForest, "knn": ZooKNN,
+                              "minilm_logreg": ZooTextLogreg, "minilm_mlp": ZooMiniLMMLP, "minilm_knn": ZooMiniLMKNN,
+                              "tfidf_logreg": ZooTextLogreg, "tfidf_nb": ZooTfidfNB}
 
 
 @dataclass
 class RecordsConfig:
+    pool: str = MISSING
     seed: int = MISSING
-    image_size: int = MISSING
+    image_size: int | None = MISSING
     dev_fraction: float = MISSING
     test_limit: int | None = MISSING
     corruptions: list[str] = MISSING
     severities: list[int] = MISSING
     models: list[Any] = MISSING
+
+
+@dataclass
+class RecaptureConfig:
+    """`paired.recapture`: the zoo's records under real recapture conditions (stage `recapture`)."""
+
+    source: str = MISSING
+    root: str | None = MISSING
+    wnids: str | None = MISSING
+    train_root: str | None = MISSING
+    seed: int = MISSING
+    lightings: list[str] = MISSING
+    params: list[int] | None = MISSING
+
+
+@dataclass
+class PredictionConfig:
+    """`paired.screening.prediction`: model-level prediction (§6, App. H-I)."""
+
+    alphas: list[float] = MISSING
+    coverage: float = MISSING
+    draws: int = MISSING
+
+
+@dataclass
+class ScreeningConfig:
+    """`paired.screening`: image-level screening (§5, App. E) and model-level prediction (stage `screening`)."""
+
+    seed: int = MISSING
+    budgets: list[float] = MISSING
+    primary_budget: float = MISSING
+    group_draws: int = MISSING
+    class_draws: int = MISSING
+    derangements: int = MISSING
+    prefix_sizes: list[int] = MISSING
+    prefix_subsets: int = MISSING
+    practical_effect: float = MISSING
+    prediction: PredictionConfig = field(default_factory=PredictionConfig)
 
 
 @dataclass
@@ -323,6 +440,8 @@ class PairedConfig:
     primary_lambda: float = MISSING
     levels: list[str] = MISSING
     progress: bool = MISSING
+    recapture: RecaptureConfig | None = None     # null: no recapture / screening stages for this source
+    screening: ScreeningConfig | None = None
 
 
 @dataclass
@@ -399,11 +518,13 @@ class Config:
     fidelity: list[str] = MISSING              # the fidelity metrics φ
     modality: str | None = None                # set only by `modality=<name>`; must match benchmark.modality
     suite: list[str] = MISSING                 # the other benchmarks dvc repro runs (conf/benchmark/ names)
+    paired_suite: list[str] = MISSING          # the other paired sources dvc repro runs (conf/paired/ names)
     search: SearchConfig = field(default_factory=SearchConfig)
     paired: PairedConfig = field(default_factory=PairedConfig)
     fuzz: FuzzConfig = field(default_factory=FuzzConfig)
     seed: int = MISSING
     workers: int = MISSING
+    device: str = MISSING                      # where models and fidelity metrics run (pipeline.device)
     shard: int = MISSING
     num_shards: int = MISSING
     paths: PathsConfig = field(default_factory=PathsConfig)
@@ -423,9 +544,9 @@ PAPER_MU = 110
 PAPER_TUNE_MU = (20, 50, 80, 110)
 SEARCH_MODES = ("table", "live")
 PAIRED_LEVELS = ("I0", "Ik", "I5")
+RECAPTURE_SOURCES = ("embedded", "es", "diverse")  # paired.recapture.source (pipeline/paired/es_source.py)
 DIGIT_SPLITS = ("train", "dev", "test")
-RECORDS_MODALITY = "vision"  # the records stage corrupts the digits test images
-ADEQUACY_MODELS = ("digits_cnn",)  # model kinds whose layers the adequacy settings name (pipeline.adequacy.settings)
+ADEQUACY_MODELS = ("digits_cnn", "text_head")  # model kinds with an adequacy observer (pipeline.builders.OBSERVERS)
 _NAME = re.compile(r"^(?!\.+$)[A-Za-z0-9_.=-]+$")  # not "." or ".."
 
 
@@ -734,6 +855,7 @@ def validate_config(cfg: DictConfig | Mapping[str, Any]) -> DictConfig:
     c = OmegaConf.to_container(merged)
     _check_search(c["search"], c["benchmark"], c["fidelity"], size)
     _check_paired(c["paired"])
+    _check_screening(c["paired"])
     _check_fuzz(c["fuzz"])
     return merged
 
@@ -756,7 +878,12 @@ def _check_top(c: dict[str, Any]) -> None:
     for i, name in enumerate(c["suite"]):
         _file_name(f"suite[{i}]", name)
     _distinct("suite", c["suite"])
+    for i, name in enumerate(c["paired_suite"]):
+        _file_name(f"paired_suite[{i}]", name)
+    _distinct("paired_suite", c["paired_suite"])
     _at_least("workers", c["workers"], 0, " (0 = all cores)")
+    if not is_device_name(c["device"]):
+        raise ConfigError("device", c["device"], f"one of {DEVICE_CHOICES}")
     _at_least("num_shards", c["num_shards"], 1)
     if not 0 <= c["shard"] < c["num_shards"]:
         raise ConfigError("shard", c["shard"], f"an integer in 0..{c['num_shards'] - 1} (num_shards = {c['num_shards']})")
@@ -810,9 +937,12 @@ def _check_benchmark(b: dict[str, Any], model: dict[str, Any], fidelity: list[st
     elif ds["kind"] == "humaneval":
         from pipeline.data.humaneval import HUMANEVAL_SIZE
 
-        if ds["problems"] is not None and not 1 <= ds["problems"] <= HUMANEVAL_SIZE:
-            raise ConfigError("benchmark.dataset.problems", ds["problems"], f"null (all {HUMANEVAL_SIZE}) or an integer in "
-                              f"1..{HUMANEVAL_SIZE}")
+        if not 0 <= ds["first"] < HUMANEVAL_SIZE:
+            raise ConfigError("benchmark.dataset.first", ds["first"], f"an integer in 0..{HUMANEVAL_SIZE - 1} (a HumanEval index)")
+        left = HUMANEVAL_SIZE - ds["first"]
+        if ds["problems"] is not None and not 1 <= ds["problems"] <= left:
+            raise ConfigError("benchmark.dataset.problems", ds["problems"], f"null (all {left} from benchmark.dataset.first) or "
+                              f"an integer in 1..{left}")
         _at_least("benchmark.dataset.variants", ds["variants"], 1, " (RP5@1: 5)")
         if ds["fidelity_variants"] is not None and not 1 <= ds["fidelity_variants"] <= ds["variants"]:
             raise ConfigError("benchmark.dataset.fidelity_variants", ds["fidelity_variants"], f"null (all) or an integer in "
@@ -820,7 +950,14 @@ def _check_benchmark(b: dict[str, Any], model: dict[str, Any], fidelity: list[st
         _positive("benchmark.dataset.timeout_s", ds["timeout_s"], " (seconds)")
         _choice("benchmark.task_metric", b["task_metric"], ["robust_pass"], " (a code benchmark's model answers pass or fail "
                 "per variant)")
-        limit = (ds["problems"] or HUMANEVAL_SIZE) * ds["variants"]
+        limit = (ds["problems"] or left) * ds["variants"]
+    elif ds["kind"] == "qqp":
+        if ds["root"] is None or not ds["root"].strip():
+            raise ConfigError("benchmark.dataset.root", ds["root"], "a local QQP copy: a GLUE folder (QQP/dev.tsv or dev.tsv) or a "
+                              "`datasets` save_to_disk folder; set the environment variable QQP_ROOT (read by "
+                              "conf/benchmark/qqp.yaml) or pass benchmark.dataset.root=<folder>")
+        _optional_at_least("benchmark.dataset.limit", ds["limit"], 1, "the whole dev split")
+        limit = ds["limit"]
     else:
         if not ds["root"].strip():
             raise ConfigError("benchmark.dataset.root", ds["root"], "a non-empty folder path")
@@ -840,6 +977,21 @@ def _check_benchmark(b: dict[str, Any], model: dict[str, Any], fidelity: list[st
         grams = model["ngrams"]
         if len(grams) != 2 or not 1 <= grams[0] <= grams[1]:
             raise ConfigError("model.ngrams", grams, "[low, high] with 1 ≤ low ≤ high (character n-gram lengths)")
+    if model["kind"] == "code_llm":
+        if model["path"] is None or not model["path"].strip():
+            raise ConfigError("model.path", model["path"], "a local GGUF file or causal-LM checkpoint folder; set the "
+                              "environment variable CODE_LLM_GGUF (read by conf/model/qwen_coder_gguf.yaml; `make llm` "
+                              "fetches that model) or CODEGEN_WEIGHTS (conf/model/codegen_2b_mono.yaml), or pass model.path=<path>")
+        _choice("model.runtime", model["runtime"], CodeLLMModel.runtimes)
+        _at_least("model.max_new_tokens", model["max_new_tokens"], 1)
+        if any(not s for s in model["stop"]):
+            raise ConfigError("model.stop", list(model["stop"]), "a list of non-empty stop sequences")
+    if model["kind"] == "sequence_classifier":
+        if model["weights_path"] is None or not model["weights_path"].strip():
+            raise ConfigError("model.weights_path", model["weights_path"], "a local Hugging Face sequence-classification "
+                              "checkpoint folder; set the environment variable ROBERTA_QQP_WEIGHTS (read by "
+                              "conf/model/roberta_qqp.yaml) or pass model.weights_path=<folder>")
+        _at_least("model.max_length", model["max_length"], 2, " (tokens per pair, special tokens included)")
     if model["kind"] == "torchvision":
         _at_least("model.num_classes", model["num_classes"], 1)
         _at_least("model.input_size", model["input_size"], 1)
@@ -854,6 +1006,9 @@ def _check_benchmark(b: dict[str, Any], model: dict[str, Any], fidelity: list[st
             other = f" ({name!r} is {families[name].modality!r})" if name in families else ""
             raise ConfigError(f"benchmark.perturbations[{i}]", name, f"a perturbation of modality {modality!r}{other}: {', '.join(fit)}")
     _distinct("benchmark.perturbations", perts)
+    if b["store"]["max_order"] is not None:
+        _in_range("benchmark.store.max_order", b["store"]["max_order"], 0, len(perts), "[]",
+                  " (the number of non-zero levels of a stored θ; null = all of Θ)")
     top = min(families[n].max_level for n in perts)
     if not 2 <= b["levels"] <= top + 1:
         raise ConfigError("benchmark.levels", b["levels"], f"an integer in 2..{top + 1} (level 0 = identity; the perturbations "
@@ -955,14 +1110,25 @@ def _check_search(s: dict[str, Any], bench: dict[str, Any], fidelity: list[str],
 def _check_paired(p: dict[str, Any]) -> None:
     from pipeline.perturb.registry import available, get_perturbation
 
+    from pipeline.models.zoo import MODALITY as ZOO_MODALITY
+    from pipeline.paired.pools import POOLS
+
     _file_name("paired.source", p["source"])
     rec = p["records"]
+    modality = POOLS.get(rec["pool"]).modality if rec["pool"] in POOLS else None
+    if modality is None:
+        raise ConfigError("paired.records.pool", rec["pool"], f"one of {', '.join(POOLS)}")
     _at_least("paired.records.seed", rec["seed"], 0)
-    _at_least("paired.records.image_size", rec["image_size"], 8, " (the digits' native resolution is 8)")
+    if modality == "vision":
+        if rec["image_size"] is None:
+            raise ConfigError("paired.records.image_size", None, "an integer ≥ 8 for an image pool")
+        _at_least("paired.records.image_size", rec["image_size"], 8, " (the digits' native resolution is 8)")
+    elif rec["image_size"] is not None:
+        raise ConfigError("paired.records.image_size", rec["image_size"], f"null: pool {rec['pool']!r} holds {modality}, not images")
     _in_range("paired.records.dev_fraction", rec["dev_fraction"], 0, 1, "()", " (both dev and eval need images)")
     _optional_at_least("paired.records.test_limit", rec["test_limit"], 1, "all images")
     families = {name: get_perturbation(name) for name in available()}
-    fit = [n for n, f in families.items() if f.modality == RECORDS_MODALITY]
+    fit = [n for n, f in families.items() if f.modality == modality]
     _names("paired.records.corruptions", rec["corruptions"], fit, "corruptions")
     top = min(families[n].max_level for n in rec["corruptions"])
     _non_empty("paired.records.severities", rec["severities"], f"integers in 1..{top}")
@@ -977,12 +1143,17 @@ def _check_paired(p: dict[str, Any]) -> None:
         _file_name(f"{key}.name", m["name"])
         if not m["family"].strip():
             raise ConfigError(f"{key}.family", m["family"], "a non-empty group name")
+        if ZOO_MODALITY[m["kind"]] != modality:
+            raise ConfigError(f"{key}.kind", m["kind"], f"a zoo kind of modality {modality!r} (pool {rec['pool']!r}): "
+                              + ", ".join(k for k, v in ZOO_MODALITY.items() if v == modality))
         for opt, low in (("width", 1), ("epochs", 1), ("hidden", 1), ("max_iter", 1), ("feature_size", 1),
                          ("n_estimators", 1), ("n_neighbors", 1), ("seed", 0)):
             if opt in m:
                 _at_least(f"{key}.{opt}", m[opt], low)
         if "C" in m:
             _positive(f"{key}.C", m["C"], " (inverse regularisation strength)")
+        if "alpha" in m:
+            _positive(f"{key}.alpha", m["alpha"], " (additive smoothing)")
     names = [m["name"] for m in models]
     for i, name in enumerate(names):
         if name in names[:i]:
@@ -1005,6 +1176,60 @@ def _check_paired(p: dict[str, Any]) -> None:
     if absent:
         raise ConfigError("paired.levels", p["levels"], f"all of {', '.join(PAIRED_LEVELS)} (the policies stage compares I0 → Ik "
                           f"→ I5; {', '.join(absent)} missing)")
+
+
+def _check_screening(p: dict[str, Any]) -> None:
+    """`paired.recapture` and `paired.screening` (either may be null: no such stage for the source)."""
+    from pipeline.perturb.recapture import LIGHTINGS, N_PARAMS
+
+    r = p["recapture"]
+    if r is not None:
+        _choice("paired.recapture.source", r["source"], RECAPTURE_SOURCES)
+        for key in ("root", "wnids", "train_root"):
+            if r["source"] == "embedded" and r[key] is not None:
+                raise ConfigError(f"paired.recapture.{key}", r[key], "null for the embedded source (it simulates the records pool)")
+            if r["source"] != "embedded" and not (r[key] or "").strip():
+                raise ConfigError(f"paired.recapture.{key}", r[key], f"a path: source {r['source']!r} reads its images from disk")
+        _at_least("paired.recapture.seed", r["seed"], 0)
+        if r["source"] == "embedded":
+            _names("paired.recapture.lightings", r["lightings"], sorted(LIGHTINGS), "lighting levels")
+        else:
+            _non_empty("paired.recapture.lightings", r["lightings"], "lighting or environment folder names")
+            _distinct("paired.recapture.lightings", r["lightings"])
+        if r["params"] is not None:
+            _non_empty("paired.recapture.params", r["params"], f"camera settings in 1..{N_PARAMS} (or null: all)")
+            for i, v in enumerate(r["params"]):
+                if not 1 <= v <= N_PARAMS:
+                    raise ConfigError(f"paired.recapture.params[{i}]", v, f"a camera setting in 1..{N_PARAMS}")
+            _distinct("paired.recapture.params", r["params"])
+    s = p["screening"]
+    if s is None:
+        return
+    _at_least("paired.screening.seed", s["seed"], 0)
+    _non_empty("paired.screening.budgets", s["budgets"], "budgets in (0, 1]")
+    for i, v in enumerate(s["budgets"]):
+        _in_range(f"paired.screening.budgets[{i}]", v, 0, 1, "(]")
+    _distinct("paired.screening.budgets", s["budgets"])
+    if not any(math.isclose(s["primary_budget"], q, rel_tol=1e-9, abs_tol=1e-12) for q in s["budgets"]):
+        raise ConfigError("paired.screening.primary_budget", s["primary_budget"],
+                          f"a value of paired.screening.budgets: {', '.join(f'{q:g}' for q in s['budgets'])}")
+    _at_least("paired.screening.group_draws", s["group_draws"], 2)
+    _at_least("paired.screening.class_draws", s["class_draws"], 2)
+    _at_least("paired.screening.derangements", s["derangements"], 1)
+    _non_empty("paired.screening.prefix_sizes", s["prefix_sizes"], "integers ≥ 1 (sizes ≥ the number of synthetic "
+               "conditions are skipped: the full set is always reported)")
+    for i, m in enumerate(s["prefix_sizes"]):
+        _at_least(f"paired.screening.prefix_sizes[{i}]", m, 1)
+    _distinct("paired.screening.prefix_sizes", s["prefix_sizes"])
+    _at_least("paired.screening.prefix_subsets", s["prefix_subsets"], 1)
+    _in_range("paired.screening.practical_effect", s["practical_effect"], 0, 1)
+    pred = s["prediction"]
+    _non_empty("paired.screening.prediction.alphas", pred["alphas"], "ridge penalties > 0")
+    for i, v in enumerate(pred["alphas"]):
+        _positive(f"paired.screening.prediction.alphas[{i}]", v, " (ridge penalty)")
+    _distinct("paired.screening.prediction.alphas", pred["alphas"])
+    _in_range("paired.screening.prediction.coverage", pred["coverage"], 0, 1, "(]")
+    _at_least("paired.screening.prediction.draws", pred["draws"], 2)
 
 
 def _check_fuzz(f: dict[str, Any]) -> None:

@@ -3,6 +3,9 @@ computed once per configuration with torchmetrics and negated so that higher mea
 
 The feature extractor is any module mapping (N, 3, H, W) float images in [0, 1] to (N, d) features:
 the embedded default uses a separately trained digits CNN; real images use Inception features.
+On a `device` (`pipeline.device`) the metric, with its feature network and feature states, lives there and
+each batch is moved there; the subsets are drawn on the CPU generator as before, so the same subsets
+are scored on every device.
 """
 from __future__ import annotations
 
@@ -25,20 +28,20 @@ class KIDFidelity:
     estimate is the same for each, so one subset is computed instead of `subsets` identical ones."""
 
     def __init__(self, clean: np.ndarray, feature: nn.Module, subset_size: int = 1000, subsets: int = 100,
-                 seed: int = 0, batch_size: int = 512) -> None:
+                 seed: int = 0, batch_size: int = 512, device: str | torch.device = "cpu") -> None:
         self.subset_size = min(int(subset_size), len(clean))
-        self.seed, self.batch_size = seed, batch_size
+        self.seed, self.batch_size, self.device = seed, batch_size, device
         subsets = 1 if self.subset_size == len(clean) else int(subsets)
         with warnings.catch_warnings():  # its warning that features are kept in memory is what we want here
             warnings.filterwarnings("ignore", message=".*will save all extracted features", category=UserWarning)
             self.metric = KernelInceptionDistance(feature=feature.eval(), subsets=subsets, subset_size=self.subset_size,
-                                                  reset_real_features=False)
+                                                  reset_real_features=False).to(device)
         self._update(clean, real=True)
 
     @torch.no_grad()
     def _update(self, images: np.ndarray, real: bool) -> None:
         for s in range(0, len(images), self.batch_size):
-            self.metric.update(to_tensor(images[s : s + self.batch_size]), real=real)
+            self.metric.update(to_tensor(images[s : s + self.batch_size]).to(self.device), real=real)
 
     @torch.no_grad()
     def __call__(self, perturbed: np.ndarray) -> float:

@@ -5,7 +5,8 @@ k1 = 0.01, k2 = 0.03, reflection padding, mean over every pixel and channel), co
 Gaussian window applied separably, as two small matrix products that fold in the reflection padding.
 torchmetrics convolves with the dense 11x11 window, which made SSIM the largest cost of the exhaustive
 ground truth (1,296 configurations x the whole test set); the separable form is the same filter, and a
-test checks it against torchmetrics.
+test checks it against torchmetrics. On a `device` (`pipeline.device`) each batch pair and the two window
+matrices are moved there, and the per-image values come back to the CPU for the float64 sum.
 """
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ def ssim_per_image(preds: torch.Tensor, target: torch.Tensor, data_range: float 
     n, c, h, w = preds.shape
     stack = torch.cat((preds, target, preds * preds, target * target, preds * target))  # (5N, C, H, W)
     # the separable window as two small matrix products: rows (B_h @ X) and columns (X @ B_w^T)
-    blurred = (blur_matrix(h, size, sigma, preds.dtype) @ stack @ blur_matrix(w, size, sigma, preds.dtype).T).reshape(5, n, c, h, w)
+    rows, cols = (blur_matrix(k, size, sigma, preds.dtype).to(preds.device) for k in (h, w))
+    blurred = (rows @ stack @ cols.T).reshape(5, n, c, h, w)
     mu_x, mu_y, xx, yy, xy = blurred
     c1, c2 = (k1 * data_range) ** 2, (k2 * data_range) ** 2
     var_x = torch.clamp(xx - mu_x**2, min=0.0)
@@ -54,21 +56,22 @@ def ssim_per_image(preds: torch.Tensor, target: torch.Tensor, data_range: float 
 
 
 @torch.no_grad()
-def mean_ssim(clean: np.ndarray, perturbed: np.ndarray, batch_size: int = 512) -> float:
-    """Mean per-image SSIM over paired uint8 image stacks (data range [0, 1])."""
+def mean_ssim(clean: np.ndarray, perturbed: np.ndarray, batch_size: int = 512, device: str | torch.device = "cpu") -> float:
+    """Mean per-image SSIM over paired uint8 image stacks (data range [0, 1]), computed on `device`."""
     if clean.shape != perturbed.shape:
         raise ValueError(f"clean {clean.shape} and perturbed {perturbed.shape} image stacks differ in shape")
     total = 0.0
     for s in range(0, len(clean), batch_size):
-        total += float(ssim_per_image(to_tensor(perturbed[s : s + batch_size]), to_tensor(clean[s : s + batch_size])).double().sum())
+        pair = (to_tensor(x[s : s + batch_size]).to(device) for x in (perturbed, clean))
+        total += float(ssim_per_image(*pair).cpu().double().sum())
     return total / len(clean)
 
 
 class SSIMFidelity:
-    """φ_SSIM(T_θ, D) for a fixed clean set D."""
+    """φ_SSIM(T_θ, D) for a fixed clean set D, in batches of `batch_size` image pairs on `device`."""
 
-    def __init__(self, clean: np.ndarray) -> None:
-        self.clean = clean
+    def __init__(self, clean: np.ndarray, batch_size: int = 512, device: str | torch.device = "cpu") -> None:
+        self.clean, self.batch_size, self.device = clean, int(batch_size), device
 
     def __call__(self, perturbed: np.ndarray) -> float:
-        return mean_ssim(self.clean, perturbed)
+        return mean_ssim(self.clean, perturbed, self.batch_size, self.device)

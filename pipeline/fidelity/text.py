@@ -27,6 +27,10 @@ shared `TextEncoder`, whose cache holds them from the classifier's forward pass 
 clean side is encoded once; `torchmetrics_bert_f1` is the library computation, and a test checks that both
 agree to 1e-6. (torchmetrics' own batched computation misaligns pairs of different length orders; see
 `torchmetrics_bert_f1`.)
+
+Sequence pairs (QQP): both metrics read a set of question pairs as the 2N questions of its two sides, each
+perturbed question against its clean original (`pipeline.text_pairs.sides`); `rows` still index inputs
+(pairs). On QQP, BERT-F1 uses the same shipped MiniLM encoder, not the paper's RoBERTa-base.
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ import numpy as np
 import torch
 
 from pipeline.models.text_encoder import MAX_LENGTH, Encoding, TextEncoder, default_encoder
+from pipeline.text_pairs import sides
 
 
 def _check_pairs(clean: Sequence[str], perturbed: Sequence[str]) -> None:
@@ -66,7 +71,7 @@ class ChrFFidelity:
         if not self.n:
             raise ValueError("chrF needs a non-empty clean set")
         self.rows = _rows(rows, self.n)
-        self.clean = list(clean) if self.rows is None else [clean[i] for i in self.rows]
+        self.clean = sides(list(clean) if self.rows is None else [clean[i] for i in self.rows])
         self.metric = CHRF(char_order=char_order, word_order=word_order, beta=beta, whitespace=whitespace,
                            references=[self.clean])
 
@@ -76,7 +81,7 @@ class ChrFFidelity:
             raise ValueError(f"perturbed set has {len(perturbed)} texts for {self.n} clean texts")
         if self.rows is not None:
             perturbed = [perturbed[i] for i in self.rows]
-        return float(self.metric.corpus_score(perturbed, None).score)
+        return float(self.metric.corpus_score(sides(perturbed), None).score)
 
 
 def bert_f1_pair(candidate: Encoding, reference: Encoding) -> float:
@@ -110,7 +115,7 @@ class BERTScoreFidelity:
         if not self.n:
             raise ValueError("BERT-F1 needs a non-empty clean set")
         self.rows = _rows(rows, self.n)
-        self.clean = list(clean) if self.rows is None else [clean[i] for i in self.rows]
+        self.clean = sides(list(clean) if self.rows is None else [clean[i] for i in self.rows])
         self.encoder = encoder or default_encoder()
         self._reference = self.encoder.encode(self.clean)  # kept here, whatever the encoder's cache evicts
 
@@ -120,7 +125,7 @@ class BERTScoreFidelity:
             raise ValueError(f"perturbed set has {len(perturbed)} texts for {self.n} clean texts")
         if self.rows is not None:
             perturbed = [perturbed[i] for i in self.rows]
-        return np.array([bert_f1_pair(c, r) for c, r in zip(self.encoder.encode(perturbed), self._reference)])
+        return np.array([bert_f1_pair(c, r) for c, r in zip(self.encoder.encode(sides(perturbed)), self._reference)])
 
     def __call__(self, perturbed: Sequence[str]) -> float:
         return float(self.scores(perturbed).mean())

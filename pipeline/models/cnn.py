@@ -67,11 +67,18 @@ def train_cnn(
     return model
 
 
+def module_device(model: nn.Module) -> torch.device:
+    """The device a module's parameters live on (the CPU for a module without parameters)."""
+    return next((p.device for p in model.parameters()), torch.device("cpu"))
+
+
 @torch.no_grad()
 def predict_proba(model: nn.Module, images: np.ndarray, batch_size: int = 512) -> np.ndarray:
-    """Class probabilities (N, n_classes) as float64, batched."""
+    """Class probabilities (N, n_classes) as float64, batched, on the device the model lives on: each batch
+    goes there and its logits come back to the CPU for the softmax (`pipeline.device`)."""
     model.eval()
-    out = [torch.softmax(model(to_tensor(images[s : s + batch_size])), dim=1) for s in range(0, len(images), batch_size)]
+    device = module_device(model)
+    out = [torch.softmax(model(to_tensor(images[s : s + batch_size]).to(device)).cpu(), dim=1) for s in range(0, len(images), batch_size)]
     return torch.cat(out).double().numpy() if out else np.zeros((0, getattr(model, "n_classes", 0)))
 
 

@@ -17,6 +17,11 @@ identical to encoding it alone under the pinned numerics (`pipeline.numerics`): 
 pure function of the text, whatever else is in the call, the call order or the cache state. That is what
 makes the cache across calls exact. Batching equal lengths gives most of the speed of padded batches
 (about 95 vs 42 sentences/s on one thread for BBC News leads, vs about 99 for padded batches of 16).
+
+Device (`pipeline.device`): the encoder runs where `device` says; the token ids go there and the sentence
+embeddings and token states come back to the CPU, so the cache and BERT-F1's token matching are CPU
+tensors whatever the device. On CUDA a text's encoding is equal within `pipeline.device.CUDA_TOLERANCE`
+rather than bitwise whatever the batch (cuBLAS may choose another kernel for another batch shape).
 """
 from __future__ import annotations
 
@@ -45,14 +50,16 @@ def minilm_path() -> Path:
     return path
 
 
-def load_local_model(path: Path | str) -> tuple[Any, Any]:
+def load_local_model(path: Path | str, device: str = "cpu") -> tuple[Any, Any]:
     """(tokenizer, model) from a local transformers folder, without network and without a progress bar;
-    loaded once per resolved path and process (the model is frozen: encoders can share it)."""
-    return _load_local_model(str(Path(path).resolve()))
+    loaded once per resolved path, device and process (the model is frozen: encoders can share it)."""
+    return _load_local_model(str(Path(path).resolve()), device)
 
 
 @lru_cache(maxsize=4)
-def _load_local_model(path: str) -> tuple[Any, Any]:
+def _load_local_model(path: str, device: str) -> tuple[Any, Any]:
+    from pipeline.device import resolve_device
+
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
@@ -60,7 +67,7 @@ def _load_local_model(path: str) -> tuple[Any, Any]:
     hf_logging.disable_progress_bar()
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        model = AutoModel.from_pretrained(path, local_files_only=True).eval()
+        model = AutoModel.from_pretrained(path, local_files_only=True).eval().to(resolve_device(device))
         model.requires_grad_(False)
     finally:
         if bar:
@@ -75,14 +82,18 @@ class Encoding:
     sentence: (d,) float32, the L2-normalised mean-pooled last layer (the model's sentence embedding).
     tokens: (T, d) float32, the states of the BERT-F1 layer for the text's tokens without [CLS] and [SEP],
         each row L2-normalised (what BERTScore matches greedily); T = 0 for an empty text.
+    layers: (L, d) float32, the output of each of the L transformer blocks averaged over all the text's
+        tokens (what the adequacy metrics read as neurons: `pipeline.adequacy.text_model`).
     """
 
     sentence: np.ndarray
     tokens: torch.Tensor
+    layers: np.ndarray
 
     @property
     def size(self) -> int:
-        return int(self.tokens.shape[0]) + 2
+        """Cache cost in stored d-vectors: the token states, the sentence embedding, the block outputs."""
+        return int(self.tokens.shape[0]) + 2 + len(self.layers)
 
 
 class TextEncoder:
@@ -92,12 +103,14 @@ class TextEncoder:
         `hidden_states`, 0 = the embedding layer); None = the last layer, torchmetrics' default.
     max_length: tokens per text, [CLS] and [SEP] included; longer texts are truncated.
     batch_size: texts per forward pass (all of one token length).
+    device: where the forward pass runs (`pipeline.device`); encodings are returned on the CPU.
     """
 
     def __init__(self, path: Path | str | None = None, *, layer: int | None = None, max_length: int = MAX_LENGTH,
-                 batch_size: int = 16, cache_tokens: int = 250_000) -> None:
+                 batch_size: int = 16, cache_tokens: int = 250_000, device: str = "cpu") -> None:
         self.path = Path(path) if path is not None else minilm_path()
-        self.tokenizer, self.model = load_local_model(self.path)
+        self.device = device
+        self.tokenizer, self.model = load_local_model(self.path, device)
         n_layers = int(self.model.config.num_hidden_layers)
         if layer is not None and not -n_layers - 1 <= layer <= n_layers:
             raise ValueError(f"layer must be in 0..{n_layers} (or None for the last), got {layer}")
@@ -118,16 +131,16 @@ class TextEncoder:
 
     @torch.inference_mode()
     def _forward(self, ids: list[list[int]]) -> list[Encoding]:
-        x = torch.tensor(ids, dtype=torch.long)
+        x = torch.tensor(ids, dtype=torch.long).to(self.model.device)
         mask = torch.ones_like(x)
-        want_hidden = self.layer is not None
-        out = self.model(input_ids=x, attention_mask=mask, output_hidden_states=want_hidden)
+        out = self.model(input_ids=x, attention_mask=mask, output_hidden_states=True)
         last = out.last_hidden_state
-        sentence = torch.nn.functional.normalize(last.mean(dim=1), p=2, dim=1)
-        states = out.hidden_states[self.layer] if want_hidden else last
+        sentence = torch.nn.functional.normalize(last.mean(dim=1), p=2, dim=1).cpu()
+        states = out.hidden_states[self.layer] if self.layer is not None else last
         states = states[:, 1:-1]
-        states = states / states.norm(dim=-1, keepdim=True)
-        return [Encoding(sentence[i].numpy().copy(), states[i].clone()) for i in range(len(ids))]
+        states = (states / states.norm(dim=-1, keepdim=True)).cpu()
+        blocks = torch.stack([h.mean(dim=1) for h in out.hidden_states[1:]], dim=1).cpu().numpy()  # (B, L, d)
+        return [Encoding(sentence[i].numpy().copy(), states[i].clone(), blocks[i].copy()) for i in range(len(ids))]
 
     def encode(self, texts: Sequence[str]) -> list[Encoding]:
         """The encodings of `texts` (aligned with them); identical strings are encoded once, cached ones not
@@ -181,15 +194,14 @@ class TextEncoder:
         self._cached_tokens = 0
 
 
-_DEFAULT_ENCODER: TextEncoder | None = None
+_DEFAULT_ENCODERS: dict[str, TextEncoder] = {}
 
 
-def default_encoder() -> TextEncoder:
-    """One shared `TextEncoder` on all-MiniLM-L6-v2 per process (loading takes 2-3 s)."""
-    global _DEFAULT_ENCODER
-    if _DEFAULT_ENCODER is None:
-        _DEFAULT_ENCODER = TextEncoder()
-    return _DEFAULT_ENCODER
+def default_encoder(device: str = "cpu") -> TextEncoder:
+    """One shared `TextEncoder` on all-MiniLM-L6-v2 per device and process (loading takes 2-3 s)."""
+    if device not in _DEFAULT_ENCODERS:
+        _DEFAULT_ENCODERS[device] = TextEncoder(device=device)
+    return _DEFAULT_ENCODERS[device]
 
 
 @dataclass

@@ -1,23 +1,36 @@
-"""A zoo of small image classifiers with class probabilities, for paired prediction records.
+"""A zoo of small classifiers with class probabilities, for paired prediction records.
 
 Each entry is a spec `{name, family, kind, ...}`; `family` is the model's statistical group (for group
-resampling, as the ten fixed groups of the paired-evaluations paper). Kinds:
+resampling, as the ten fixed groups of the paired-evaluations paper). Image kinds (modality "vision",
+inputs uint8 (N, H, W, 3) images):
 
 * ``cnn``: the embedded SmallCNN (`pipeline.models.cnn`), options width, seed, epochs;
 * ``mlp``, ``logreg``, ``forest``, ``knn``: scikit-learn estimators on grey, block-averaged features
   (`feature_size` x `feature_size`, default 8: the digits' native resolution), with their usual options.
 
-Every model exposes `fit(images, labels)` and `predict_proba(images) -> (N, n_classes)` on uint8
-(N, H, W, 3) images.
+Text kinds (modality "text", inputs a list of strings):
+
+* ``minilm_logreg``, ``minilm_mlp``, ``minilm_knn``: scikit-learn estimators on the frozen all-MiniLM-L6-v2
+  sentence embedding (`pipeline.models.text_encoder`, the encoder of the text benchmark's model);
+* ``tfidf_logreg``, ``tfidf_nb``: logistic regression / multinomial naive Bayes on TF-IDF word uni- and
+  bigrams (sublinear term frequency) — models that see the surface words, not an encoder's embedding, so
+  the zoo holds families that respond differently to synonyms and typos.
+
+Every model exposes `fit(inputs, labels)` and `predict_proba(inputs) -> (N, n_classes)`; `MODALITY`
+says which inputs a kind takes.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable
 
 import numpy as np
 from sklearn.ensemble import RandomForestClassifier
+from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
+from sklearn.naive_bayes import MultinomialNB
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
@@ -39,24 +52,39 @@ def grey_features(images: np.ndarray, size: int = 8) -> np.ndarray:
     return grey.reshape(n, size, h // size, size, w // size).mean(axis=(2, 4)).reshape(n, size * size)
 
 
+def sentence_embeddings(texts: Sequence[str]) -> np.ndarray:
+    """(N, 384) all-MiniLM-L6-v2 sentence embeddings through the process-wide encoder (cached per text)."""
+    from pipeline.models.text_encoder import default_encoder
+
+    return default_encoder().embed(list(texts))
+
+
 @dataclass
 class SklearnModel:
-    """A scikit-learn classifier on grey block features; probabilities cover every training class."""
+    """A scikit-learn classifier on `features(inputs)`; probabilities cover every training class."""
 
     estimator: Any
-    feature_size: int = 8
+    features: Callable[[Any], Any]
     n_classes: int = field(default=0, init=False)
 
-    def fit(self, images: np.ndarray, labels: np.ndarray) -> "SklearnModel":
+    def fit(self, inputs: Any, labels: np.ndarray) -> "SklearnModel":
         self.n_classes = int(labels.max()) + 1
-        self.estimator.fit(grey_features(images, self.feature_size), labels)
+        self.estimator.fit(self.features(inputs), labels)
         return self
 
-    def predict_proba(self, images: np.ndarray) -> np.ndarray:
-        proba = self.estimator.predict_proba(grey_features(images, self.feature_size))
-        out = np.zeros((len(images), self.n_classes))
+    def predict_proba(self, inputs: Any) -> np.ndarray:
+        proba = self.estimator.predict_proba(self.features(inputs))
+        out = np.zeros((len(inputs), self.n_classes))
         out[:, self.estimator.classes_] = proba
         return out
+
+
+def _grey(size: int) -> Callable[[np.ndarray], np.ndarray]:
+    return partial(grey_features, size=size)
+
+
+def _texts(texts: Sequence[str]) -> list[str]:
+    return list(texts)
 
 
 @dataclass
@@ -76,26 +104,63 @@ class CNNModel:
         return cnn_predict_proba(self.module, images)
 
 
+def _mlp_estimator(hidden: int, seed: int, max_iter: int) -> Any:
+    return make_pipeline(StandardScaler(), MLPClassifier((hidden,), max_iter=max_iter, random_state=seed))
+
+
+def _logreg_estimator(C: float, max_iter: int) -> Any:
+    return make_pipeline(StandardScaler(), LogisticRegression(C=C, max_iter=max_iter))
+
+
 def _mlp(hidden: int = 64, seed: int = 0, max_iter: int = 400, feature_size: int = 8) -> SklearnModel:
-    est = make_pipeline(StandardScaler(), MLPClassifier((hidden,), max_iter=max_iter, random_state=seed))
-    return SklearnModel(est, feature_size)
+    return SklearnModel(_mlp_estimator(hidden, seed, max_iter), _grey(feature_size))
 
 
 def _logreg(C: float = 1.0, max_iter: int = 2000, feature_size: int = 8) -> SklearnModel:
-    return SklearnModel(make_pipeline(StandardScaler(), LogisticRegression(C=C, max_iter=max_iter)), feature_size)
+    return SklearnModel(_logreg_estimator(C, max_iter), _grey(feature_size))
 
 
 def _forest(n_estimators: int = 100, seed: int = 0, feature_size: int = 8) -> SklearnModel:
-    return SklearnModel(RandomForestClassifier(n_estimators=n_estimators, random_state=seed, n_jobs=1), feature_size)
+    return SklearnModel(RandomForestClassifier(n_estimators=n_estimators, random_state=seed, n_jobs=1), _grey(feature_size))
 
 
 def _knn(n_neighbors: int = 5, feature_size: int = 8) -> SklearnModel:
-    return SklearnModel(KNeighborsClassifier(n_neighbors=n_neighbors), feature_size)
+    return SklearnModel(KNeighborsClassifier(n_neighbors=n_neighbors), _grey(feature_size))
+
+
+def _minilm_mlp(hidden: int = 64, seed: int = 0, max_iter: int = 400) -> SklearnModel:
+    return SklearnModel(_mlp_estimator(hidden, seed, max_iter), sentence_embeddings)
+
+
+def _minilm_logreg(C: float = 1.0, max_iter: int = 2000) -> SklearnModel:
+    return SklearnModel(_logreg_estimator(C, max_iter), sentence_embeddings)
+
+
+def _minilm_knn(n_neighbors: int = 5) -> SklearnModel:
+    # cosine neighbours: the sentence embeddings are L2-normalised, so Euclidean order is cosine order
+    return SklearnModel(KNeighborsClassifier(n_neighbors=n_neighbors), sentence_embeddings)
+
+
+def _tfidf() -> TfidfVectorizer:
+    return TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1)
+
+
+def _tfidf_logreg(C: float = 10.0, max_iter: int = 2000) -> SklearnModel:
+    return SklearnModel(make_pipeline(_tfidf(), LogisticRegression(C=C, max_iter=max_iter)), _texts)
+
+
+def _tfidf_nb(alpha: float = 0.1) -> SklearnModel:
+    return SklearnModel(make_pipeline(_tfidf(), MultinomialNB(alpha=alpha)), _texts)
 
 
 KINDS: Registry[Callable[..., Any]] = Registry("zoo model kind")
-for _kind, _factory in {"cnn": CNNModel, "mlp": _mlp, "logreg": _logreg, "forest": _forest, "knn": _knn}.items():
+MODALITY: dict[str, str] = {}
+for _kind, _factory, _modality in (("cnn", CNNModel, "vision"), ("mlp", _mlp, "vision"), ("logreg", _logreg, "vision"),
+                                   ("forest", _forest, "vision"), ("knn", _knn, "vision"), ("minilm_logreg", _minilm_logreg, "text"),
+                                   ("minilm_mlp", _minilm_mlp, "text"), ("minilm_knn", _minilm_knn, "text"),
+                                   ("tfidf_logreg", _tfidf_logreg, "text"), ("tfidf_nb", _tfidf_nb, "text")):
     KINDS.register(_kind, _factory)
+    MODALITY[_kind] = _modality
 
 
 def build_model(spec: dict) -> Any:

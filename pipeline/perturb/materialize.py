@@ -298,6 +298,23 @@ class PerturbationStore:
         return self._prefix_cache().get(theta)
 
 
+def order_bound(space: Space, max_order: int | None) -> list[Theta] | None:
+    """The configurations of `space` with at most `max_order` non-zero levels (their order, TestNav's
+    Table 3 grouping): the bound of a store too large to hold all of Θ. None: no bound (all of Θ)."""
+    if max_order is None:
+        return None
+    if isinstance(max_order, bool) or not isinstance(max_order, int) or not 0 <= max_order <= space.n_dims:
+        raise ValueError(f"max_order must be an integer in 0..{space.n_dims} or None, got {max_order!r}")
+    grid = space.grid()
+    return [tuple(int(v) for v in row) for row in grid[Space.order(grid) <= max_order]]
+
+
+def open_store(root: str | Path, max_order: int | None, benchmark: Any) -> PerturbationStore:
+    """The perturbation store of a `Benchmark` under `root`, bounded to configurations of order ≤
+    `max_order` (`functools.partial(open_store, root, max_order)` is what a ground-truth worker calls)."""
+    return PerturbationStore.for_benchmark(root, benchmark, thetas=order_bound(benchmark.space, max_order))
+
+
 def materialize(store: PerturbationStore, thetas: Iterable[Sequence[int]] | None = None, progress: bool = True) -> dict[str, Any]:
     """Fill `store` with T_θ for `thetas` (the store's bound when None, all of Θ when it has none), chunk
     by chunk in lexicographic order with prefix reuse; chunks that already hold their configurations

@@ -29,6 +29,9 @@ edit is made and no more: the families never fail and never edit one place twice
 in one seeded random order and each edit's random choices are drawn in that order, so level k+1 makes the
 edits of level k plus one more (same seed).
 
+Sequence pairs (QQP's question pairs, a tuple of two strings): `APPLY` gives each question of a pair k
+edits with a seed of its own (`pipeline.text_pairs`, which says why); strings are edited as above.
+
 Randomness: a private `random.Random(seed)` from which only `random()` is drawn (the one stream Python
 guarantees across versions); no global RNG is read or changed. WordNet is read with nltk's reader from a
 project-local nltk data directory that `ensure_wordnet` lays out from the Debian packages `wordnet-base`
@@ -46,9 +49,10 @@ import warnings
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pipeline.perturb.levels import MAX_LEVEL, check_level, check_seed  # noqa: F401  (MAX_LEVEL: the family's levels)
+from pipeline.text_pairs import on_pairs
 
 if TYPE_CHECKING:
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
@@ -470,6 +474,9 @@ def punctuation(text: str, level: int, seed: int) -> str:
     return _replace_spans(text, edits)
 
 
-APPLY: dict[str, Callable[[str, int, int], str]] = {
-    "synonym": synonym, "typo": typo, "contraction": contraction, "punctuation": punctuation,
+# The families as the registry applies them: a QQP question pair gets the family on each question
+# (`pipeline.text_pairs.on_pairs`: k edits per question, a seed per side); a string is passed through as is.
+APPLY: dict[str, Callable[[Any, int, int], Any]] = {
+    name: on_pairs(family)
+    for name, family in (("synonym", synonym), ("typo", typo), ("contraction", contraction), ("punctuation", punctuation))
 }

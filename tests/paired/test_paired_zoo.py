@@ -31,7 +31,8 @@ def test_every_kind_predicts_probabilities(toy, spec):
 
 
 def test_zoo_specs_are_checked():
-    assert set(KINDS) == {"cnn", "mlp", "logreg", "forest", "knn"}
+    assert set(KINDS) == {"cnn", "mlp", "logreg", "forest", "knn", "minilm_logreg", "minilm_mlp", "minilm_knn", "tfidf_logreg",
+                          "tfidf_nb"}
     with pytest.raises(ValueError, match="unknown zoo model kind .*; valid choices: cnn, mlp"):
         build_model({"name": "m", "family": "f", "kind": "svm"})
     with pytest.raises(ValueError, match="lacks 'family'"):
@@ -49,3 +50,30 @@ def test_grey_features():
     assert feats.shape == (2, 64) and feats[0].max() == 0 and feats[1, 0] == 1.0 and feats[1, 1:].max() == 0
     with pytest.raises(ValueError, match="multiple"):
         grey_features(np.zeros((1, 30, 30, 3), dtype=np.uint8))
+
+
+TOPICS = {0: ["the striker scored a late goal in the match", "the team won the league final on penalties",
+              "fans cheered as the keeper saved the shot"],
+          1: ["shares fell as the bank reported lower profits", "the market rallied after the interest rate cut",
+              "investors sold stocks amid inflation fears"]}
+
+
+@pytest.mark.parametrize("spec", [{"kind": "minilm_logreg", "C": 1.0}, {"kind": "minilm_mlp", "hidden": 8, "seed": 0},
+                                  {"kind": "minilm_knn", "n_neighbors": 1}, {"kind": "tfidf_logreg"}, {"kind": "tfidf_nb"}])
+def test_every_text_kind_predicts_probabilities(spec):
+    texts = [t for y in TOPICS for t in TOPICS[y]]
+    labels = np.repeat([0, 1], 3)
+    model = build_model({"name": "m", "family": "f", **spec}).fit(texts, labels)
+    proba = model.predict_proba(["the goalkeeper saved a penalty in the final", "profits fell and shares dropped"])
+    assert proba.shape == (2, 2) and np.allclose(proba.sum(axis=1), 1.0) and (proba >= 0).all()
+    assert list(proba.argmax(axis=1)) == [0, 1]                       # unseen sentences of each topic
+
+
+def test_text_kinds_embed_with_the_benchmark_encoder():
+    """The MiniLM kinds see exactly the text benchmark's sentence embedding (one shared, cached encoder)."""
+    from pipeline.models.text_encoder import default_encoder
+
+    texts = [t for y in TOPICS for t in TOPICS[y]]
+    model = build_model({"name": "m", "family": "f", "kind": "minilm_knn", "n_neighbors": 1}).fit(texts, np.repeat([0, 1], 3))
+    assert np.array_equal(model.features(texts), default_encoder().embed(texts))
+    assert np.allclose(np.linalg.norm(model.features(texts), axis=1), 1.0)   # normalised: Euclidean order = cosine order

@@ -34,7 +34,7 @@ def config(tmp_path, names=NAMES4, levels=3, fidelity=("ssim", "kid")):
     return OmegaConf.create({
         "benchmark": {"name": "syn", "perturbations": list(names), "levels": levels}, "fidelity": list(fidelity),
         "model": {"name": "synthetic", "kind": "synthetic"}, "report": {"count_identity": False},
-        "paths": {"data": str(tmp_path / "data"), "outputs": str(tmp_path / "out")}, "workers": 1, "seed": 0, "search": search,
+        "paths": {"data": str(tmp_path / "data"), "outputs": str(tmp_path / "out")}, "workers": 1, "device": "cpu", "seed": 0, "search": search,
     })
 
 

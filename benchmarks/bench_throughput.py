@@ -1,0 +1,213 @@
+"""Ground-truth throughput on whatever device is present (CUDA if available, else the CPU), against the
+batch size, measured in one process: configurations per second and images per second, split into perturb /
+infer / fidelity, with ratios against the reference batch size (the config's own) run in the same process.
+
+1. Ground truth of the embedded digits benchmark (conf/benchmark/digits.yaml: digits CNN with its
+   adequacy observer, SSIM, KID) over a fixed random subset of Θ, once per batch size (`batch_size` sets
+   the model's and KID's batches; D has 360 images, so batches above 360 run as one).
+2. Ground truth of a ViT-sized model: torchvision `vit_b_16` with random weights (nothing is loaded) on
+   224×224 inputs (the digits test images upsampled), three cheap ImageNet-C perturbations and SSIM, over a
+   few θ: the cost of the paper's CaiT/ViT-scale vision runs per input.
+3. Inference alone (`predict_proba`) against the batch size on a stack of inputs large enough for the
+   biggest batch, for both models: where the GPU stops getting busier.
+
+On CUDA it also reports the peak memory torch allocated per batch size and, when `nvidia-smi` exists, the
+mean GPU utilisation it sampled during each run (every 100 ms). Device results agree with the CPU within
+`pipeline.device.CUDA_TOLERANCE`, not bitwise.
+
+    .venv/bin/python benchmarks/bench_throughput.py --quick        # CPU: a few minutes
+    .venv/bin/python benchmarks/bench_throughput.py                # the full sweep (meant for a GPU)
+    .venv/bin/python benchmarks/bench_throughput.py --device cpu   # force the CPU
+
+Needs the prepare stage's data/digits/ (or it prepares the digits benchmark into a temporary folder).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from pipeline.numerics import configure_torch, ensure_pinned  # noqa: E402
+
+VIT_PERTURBATIONS = ("speckle_noise", "brightness", "pixelate")  # glass blur at 224 px is a CPU cost of its own
+
+
+class GpuMonitor:
+    """Mean GPU utilisation (nvidia-smi, sampled every 100 ms) and torch's peak allocated memory over a block."""
+
+    def __init__(self, device) -> None:
+        self.device, self.samples, self.peak_gib = device, [], 0.0
+
+    def __enter__(self) -> GpuMonitor:
+        import torch
+
+        self.proc = None
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+            if shutil.which("nvidia-smi"):
+                self.proc = subprocess.Popen(["nvidia-smi", "-i", str(self.device.index or 0), "--query-gpu=utilization.gpu",
+                                              "--format=csv,noheader,nounits", "-lms", "100"], stdout=subprocess.PIPE, text=True)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import torch
+
+        if self.device.type != "cuda":
+            return
+        torch.cuda.synchronize(self.device)
+        self.peak_gib = torch.cuda.max_memory_allocated(self.device) / 2**30
+        if self.proc is not None:
+            self.proc.terminate()
+            out, _ = self.proc.communicate()
+            self.samples = [float(v) for v in out.split() if v.strip().replace(".", "", 1).isdigit()]
+
+    def describe(self) -> str:
+        if self.device.type != "cuda":
+            return ""
+        util = f", GPU busy {sum(self.samples) / len(self.samples):.0f}%" if self.samples else ", GPU busy n/a (no nvidia-smi)"
+        return f", peak {self.peak_gib:.2f} GiB{util}"
+
+
+def run_groundtruth(bench, thetas, device) -> tuple[dict[str, float], str]:
+    """Evaluate `thetas` (prefix reuse, as the stage does); seconds in total and per part, and the monitor line."""
+    with GpuMonitor(device) as monitor:
+        t0 = time.perf_counter()
+        rows = [row for _, row in bench.evaluate_many(thetas)]
+        total = time.perf_counter() - t0
+    parts = {k: sum(r[f"seconds_{k}"] for r in rows) for k in ("perturb", "infer", "fidelity")}
+    return {"total": total, **parts}, monitor.describe()
+
+
+def report(label: str, batches: list[int], reference: int, seconds: dict[int, dict[str, float]], notes: dict[int, str],
+           n_configs: int, n_inputs: int) -> None:
+    print(f"\n{label}: {n_configs} configurations × {n_inputs} inputs; ratios against batch {reference} (measured above)")
+    ref = seconds[reference]["total"]
+    for b in batches:
+        s = seconds[b]
+        split = ", ".join(f"{k} {s[k] / n_configs * 1e3:.1f} ms" for k in ("perturb", "infer", "fidelity"))
+        print(f"  batch {b:5d}: {n_configs / s['total']:8.3f} configs/s, {n_configs * n_inputs / s['total']:9.1f} images/s "
+              f"({ref / s['total']:.2f}x batch {reference}); per configuration {split}{notes[b]}")
+
+
+def digits_groundtruth(data_dir: Path, device, batches: list[int], n_configs: int, seed: int) -> None:
+    import numpy as np
+    from _entry import benchmark_spec, compose_job
+
+    from pipeline.builders import build_benchmark
+
+    seconds, notes, reference = {}, {}, 512
+    for b in sorted(set(batches) | {reference}):
+        spec = benchmark_spec(compose_job(["benchmark=digits", f"device={device}", f"benchmark.batch_size={b}"]))
+        bench = build_benchmark(spec, data_dir)
+        rng = np.random.default_rng(seed)
+        thetas = sorted({tuple(int(v) for v in rng.integers(0, bench.space.levels, bench.space.n_dims)) for _ in range(n_configs)})
+        seconds[b], notes[b] = run_groundtruth(bench, thetas, device)
+    report(f"digits ground truth on {device} (CNN + adequacy observer, SSIM, KID)", sorted(seconds), reference, seconds, notes,
+           len(thetas), len(bench.labels))
+
+
+def vit_benchmark(data_dir: Path, device, batch: int, n_images: int):
+    """A Benchmark of vit_b_16 (random weights) on `n_images` digits test images upsampled to 224×224."""
+    import numpy as np
+    import torch
+
+    from pipeline.benchmark import Benchmark, accuracy
+    from pipeline.builders import MODELS
+    from pipeline.fidelity.ssim import SSIMFidelity
+    from pipeline.perturb.registry import get_perturbation
+    from pipeline.space import Space
+
+    with np.load(data_dir / "splits.npz") as z:
+        x, y = z["test_x"][:n_images], z["test_y"][:n_images]
+    clean = np.ascontiguousarray(x.repeat(7, axis=1).repeat(7, axis=2))  # 32 → 224 px
+    torch.manual_seed(0)  # the random weights
+    predict = MODELS["torchvision"]({"kind": "torchvision", "arch": "vit_b_16", "num_classes": 10, "input_size": 224,
+                                     "device": str(device)}, data_dir, batch)
+    space = Space(VIT_PERTURBATIONS, 6)
+    return Benchmark(name="vit_b_16", space=space, perturbations=[get_perturbation(n) for n in space.names], clean=clean,
+                     labels=y, predict=predict, task_metric=accuracy, fidelity={"ssim": SSIMFidelity(clean, device=device)})
+
+
+def vit_groundtruth(data_dir: Path, device, batches: list[int], n_images: int, thetas: list[tuple[int, ...]]) -> None:
+    seconds, notes, reference = {}, {}, 64  # conf/benchmark/tiny_imagenet.yaml's batch
+    for b in sorted(set(batches) | {reference}):
+        seconds[b], notes[b] = run_groundtruth(vit_benchmark(data_dir, device, b, n_images), thetas, device)
+    report(f"vit_b_16 ground truth on {device} (random weights, 224×224, {'/'.join(VIT_PERTURBATIONS)}, SSIM)", sorted(seconds),
+           reference, seconds, notes, len(thetas), n_images)
+
+
+def inference(label: str, net, images, device, batches: list[int], reference: int) -> None:
+    from pipeline.models.cnn import predict_proba
+
+    net = net.to(device)
+    predict_proba(net, images[: min(batches)], min(batches))  # warm-up (CUDA context, kernels)
+    rates, notes = {}, {}
+    for b in batches:
+        with GpuMonitor(device) as monitor:
+            t0 = time.perf_counter()
+            predict_proba(net, images, b)
+            rates[b] = len(images) / (time.perf_counter() - t0)
+        notes[b] = monitor.describe()
+    print(f"\n{label} inference on {device}, {len(images)} inputs; ratios against batch {reference}")
+    for b in batches:
+        print(f"  batch {b:5d}: {rates[b]:9.1f} images/s ({rates[b] / rates[reference]:.2f}x){notes[b]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes that finish in a few minutes on 2 CPU cores")
+    parser.add_argument("--device", default=None, help="cpu, cuda or cuda:<n> (default: cuda if available, else cpu)")
+    args = parser.parse_args()
+    ensure_pinned()
+    configure_torch()
+    import numpy as np
+    import torch
+
+    from pipeline.device import resolve_device
+    from pipeline.models.cnn import load_cnn
+    from pipeline.models.torchvision_classifier import TorchvisionClassifier
+
+    device = resolve_device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {torch.get_num_threads()} torch thread(s)"
+    print(f"device: {device} ({name}); torch {torch.__version__}; {'--quick' if args.quick else 'full'} sizes")
+    if args.quick:
+        digits_batches, n_configs, vit_batches, vit_images, vit_thetas = [32, 128, 512], 6, [8, 16], 16, [(0, 0, 1), (0, 2, 3)]
+        cnn_batches, cnn_stack, vit_inf_batches, vit_stack = [32, 128, 512, 1024], 2048, [4, 8, 16], 16
+    else:
+        digits_batches, n_configs, vit_batches, vit_images, vit_thetas = [32, 64, 128, 256, 512], 24, [32, 64, 128, 256], 256, \
+            [(0, 0, 1), (0, 2, 3), (1, 0, 0), (3, 3, 3), (5, 1, 2)]
+        cnn_batches, cnn_stack, vit_inf_batches, vit_stack = [32, 64, 128, 256, 512, 1024], 16384, [32, 64, 128, 256, 512, 1024], 2048
+    with contextlib.ExitStack() as stack:
+        data_dir = ROOT / "data" / "digits"
+        if not (data_dir / "model.pt").exists():
+            from _entry import benchmark_spec, compose_job
+
+            from pipeline.preparation import prepare
+
+            data_dir = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            print(f"no prepared data/digits/: preparing the digits benchmark into {data_dir}")
+            prepare(benchmark_spec(compose_job(["benchmark=digits"])), data_dir, progress=False)
+        digits_groundtruth(data_dir, device, digits_batches, n_configs, seed=0)
+        vit_groundtruth(data_dir, device, vit_batches, vit_images, vit_thetas)
+        with np.load(data_dir / "splits.npz") as z:
+            x = z["test_x"]
+        cnn_images = np.resize(x, (cnn_stack,) + x.shape[1:])
+        inference("digits CNN", load_cnn(data_dir / "model.pt"), cnn_images, device, cnn_batches, 512)
+        torch.manual_seed(0)
+        vit_images_224 = np.resize(x, (vit_stack,) + x.shape[1:]).repeat(7, axis=1).repeat(7, axis=2)
+        inference("vit_b_16 (224×224)", TorchvisionClassifier("vit_b_16", 10, None, 224), vit_images_224, device, vit_inf_batches,
+                  vit_inf_batches[len(vit_inf_batches) // 2])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Record pools: the labelled data a records stage trains its model zoo on and predicts, per source.
+
+A pool gives the zoo's training split and the test split whose clean and perturbed predictions become the
+prediction records (`pipeline.paired.records`); its modality says which zoo kinds and which synthetic
+perturbations fit it. The split seed is the records' seed, so a pool is a pure function of its settings.
+
+* ``digits``: scikit-learn's 8×8 digits upscaled to `image_size` (`pipeline.data.digits`), ~360 test images;
+* ``bbc_news``: the BBC News lead paragraphs of the text benchmark (`pipeline.data.text_corpus`), its full
+  414-lead test split (the text benchmark's ground truth uses a 60-lead subset of it; records are cheap
+  enough per condition to use all of it, and the paired bounds need many images per cell).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from pipeline.registry import Registry
+
+Split = tuple[Any, np.ndarray]
+
+
+@dataclass(frozen=True)
+class RecordPool:
+    """A source's data: `load(seed, image_size) -> (train, test)`, each (inputs, labels)."""
+
+    modality: str
+    load: Callable[[int, int | None], tuple[Split, Split]]
+
+
+def _digits(seed: int, image_size: int | None) -> tuple[Split, Split]:
+    from pipeline.data.digits import load_digits_splits
+
+    splits = load_digits_splits(seed=seed, size=int(image_size))
+    return splits["train"], splits["test"]
+
+
+def _bbc_news(seed: int, image_size: int | None) -> tuple[Split, Split]:
+    from pipeline.data.text_corpus import load_text_splits
+
+    splits = load_text_splits(seed=seed, test_size=None)
+    return splits["train"], splits["test"]
+
+
+POOLS: Registry[RecordPool] = Registry("record pool")
+POOLS.register("digits", RecordPool("vision", _digits))
+POOLS.register("bbc_news", RecordPool("text", _bbc_news))

@@ -1,0 +1,394 @@
+"""The screening tables of Appendix E (paired evaluations §5.1-5.4) from a source's Syn-B records, its
+real-condition records and, optionally, its probe probabilities (TTA18 and the Syn-B probes for A3Rank).
+
+Every table is built from the library of `screening.py` (metrics, cell tables, resampling),
+`screening_scores.py` (scores fitted on development images, identity controls, U prefixes) and
+`screening_probes.py` (TTA18, A3Rank); this module only assembles them:
+
+* Table 16: AUROC of every score by tier, with U - S and δ - U model-group intervals (and Fig. 2);
+* Table 17 / 20: the same paired differences (AUROC; coverage at every budget) from resampling classes;
+* Table 18: coverage at every budget, with one seeded random selection per cell (and Fig. 3);
+* Table 19: coverage at the primary budget and paired differences with model-group intervals;
+* Table 21: failure share p, ceiling min(1, k / n_fail) and coverage as a fraction of the ceiling;
+* Table 25: identity ablation (within-class derangements, leave-one-out class mean) on the non-singleton subset;
+* Table 26: development class-mean U baselines on their supported subset;
+* Table 28: U from m of the synthetic conditions (seeded prefixed subsets, severity halves), mild tier;
+* Table 33: probe set (corruptions, natural TTA18) x scoring rule (mean, A3Rank) on mild conditions (Fig. 4).
+
+Scores enter the tables with the risk orientation of Appendix E.1 (larger = riskier). Evaluation uses the
+clean-correct evaluation images only (`evaluate_cells`, `eligible_images`); development images reach an
+evaluation statistic only through the frozen fits (class means, g) and the tier labels.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import comb
+
+import numpy as np
+import pandas as pd
+
+from pipeline.paired.recapture_records import probe_arrays
+from pipeline.paired.screening import (TIERS, class_bootstrap, coverage_ceiling, budget_size, cell_metrics, condition_tiers,
+                                       eligible_images, evaluate_cells, group_bootstrap, summarize_cells)
+from pipeline.paired.screening_probes import a3rank, probe_average
+from pipeline.paired.screening_scores import (apply_screening, average_draws, condition_matrix, fit_screening,
+                                              identity_controls, image_features)
+
+SCORE_LABELS = {"neg_S": "S", "neg_U": "U", "delta": "δ", "neg_ret": "ret", "class_delta": "class-δ", "g_S": "g(S)",
+                "g_SU": "g(S,U)", "g_SU_ret": "g(S,U,ret)", "neg_TTA18": "TTA18", "neg_A3_corr": "A3 corruptions",
+                "neg_A3_nat": "A3 natural", "random": "random", "neg_U_derange": "U deranged", "neg_U_loo": "U leave-one-out",
+                "neg_class_U_cc": "class U (cc. dev)", "neg_class_U_all": "class U (all dev)"}
+BASE_SCORES = ("neg_S", "neg_U", "delta", "neg_ret", "class_delta", "g_S", "g_SU", "g_SU_ret")
+PROBE_SCORES = ("neg_TTA18", "neg_A3_corr", "neg_A3_nat")
+# The paper's numbers (ES / Diverse) that §5 and App. E state, shown beside the embedded ones.
+PAPER = {
+    "auroc_mild": {"neg_U": (0.854, 0.801)},
+    "coverage_mild": {(0.1, "neg_U"): (0.49, 0.26), (0.1, "neg_S"): (0.41, 0.21),
+                      (0.2, "neg_U"): (0.67, 0.45), (0.2, "neg_S"): (0.58, 0.36)},
+    "identity_mild": {"neg_U": (0.85, 0.80), "neg_U_derange": (0.55, 0.58)},
+    "class_mild": {"neg_class_U_cc": (0.60, 0.60), "neg_S": (0.78, 0.68)},
+    "prefix_mild": {"severity 4": (0.669, 0.461), "all": (0.672, 0.449), "severity 2": (0.658, 0.416)},
+    "probes_mild": {"coverage corruption - natural (mean)": (0.076, 0.083), "auroc corruption - natural (mean)": (0.063, 0.114)},
+    "tier_counts": {"mild": (44, 51), "severe": (5, 25), "extreme": (5, 86)},
+}
+
+
+def _paper(value: tuple[float, float] | None) -> str:
+    return "" if value is None else f"{value[0]:g} / {value[1]:g}"
+
+
+def _u_check(features: pd.DataFrame, synb: np.ndarray, ids: Sequence[str]) -> None:
+    """The Syn-B probes must reproduce the records' U (same images, same models): else they are stale."""
+    f = features.set_index("image_id").loc[list(ids)]
+    u = synb[:, np.arange(len(ids)), f["y"].to_numpy()].mean(0)
+    gap = np.abs(u - f["U"].to_numpy(float))
+    if gap.max(initial=0.0) > 1e-9:
+        raise ValueError(f"the Syn-B probe probabilities of model {f['model'].iloc[0]!r} give U off by {gap.max():.3g} "
+                         "from the synthetic records: the probes and the records come from different runs")
+
+
+def model_scores(synthetic: pd.DataFrame, real: pd.DataFrame, probes: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per model, the risk scores of its clean-correct evaluation images (fitted on development images),
+    with TTA18 and the two A3Rank scores when `probes` (the recapture stage's probe table) is given."""
+    parts = []
+    for model, syn in synthetic.groupby("model", sort=True):
+        features = image_features(syn)
+        fit = fit_screening(features, real[real["model"] == model], "dev")
+        scores = apply_screening(fit, features, "eval")
+        if probes is not None:
+            ids = scores["image_id"].tolist()
+            clean = probe_arrays(probes, model, "clean", ids)[0]
+            tta, synb = (probe_arrays(probes, model, p, ids) for p in ("tta", "synb"))
+            _u_check(features, synb, ids)
+            y, rows = scores["y"].to_numpy(), np.arange(len(ids))
+            scores["neg_TTA18"] = -probe_average(tta[:, rows, y].T)
+            scores["neg_A3_corr"] = -a3rank(clean, synb.transpose(1, 0, 2), y)
+            scores["neg_A3_nat"] = -a3rank(clean, tta.transpose(1, 0, 2), y)
+        parts.append(scores)
+    return pd.concat(parts, ignore_index=True)
+
+
+def random_cells(scores: pd.DataFrame, real: pd.DataFrame, names: Sequence[str], tiers: pd.DataFrame, source: str,
+                 budgets: Sequence[float], rng: np.random.Generator) -> pd.DataFrame:
+    """Table 18's random selection: one seeded uniform ranking per cell on the cell's common image set."""
+    merged = eligible_images(scores, real, list(names))
+    merged = merged[np.isfinite(merged[list(names)].to_numpy(float)).all(1)]
+    tier = tiers.set_index("condition")["tier"]
+    rows = []
+    for (model, group, condition), g in merged.groupby(["model", "group", "condition"], sort=True):
+        failed = g["failed"].to_numpy()
+        m = cell_metrics(rng.random(len(g)), failed, budgets=budgets)
+        row = {"source": source, "model": model, "group": group, "condition": condition, "tier": tier[condition],
+               "score": "random", "n": len(g), "n_fail": int(failed.sum()), "p": failed.mean(), "auroc": m["auroc"][0]}
+        for i, q in enumerate(budgets):
+            ceiling = coverage_ceiling(len(g), int(failed.sum()), q)
+            row.update({f"coverage_{q:g}": m["coverage"][0, i], f"ceiling_{q:g}": ceiling,
+                        f"of_ceiling_{q:g}": m["coverage"][0, i] / ceiling})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _interval(table: pd.DataFrame, stat: str, tier: str) -> str:
+    row = table[(table["stat"] == stat) & (table["tier"] == tier)]
+    if row.empty or not np.isfinite(row["estimate"].iloc[0]):
+        return ""
+    r = row.iloc[0]
+    return f"{r['estimate']:+.3f} [{r['lo']:+.3f}, {r['hi']:+.3f}]"
+
+
+def _tiers_present(cells: pd.DataFrame) -> list[str]:
+    return [t for t in TIERS if t in set(cells["tier"])]
+
+
+def _mean(summary: pd.DataFrame, tier: str, score: str, column: str) -> float:
+    row = summary[(summary["tier"] == tier) & (summary["score"] == score)]
+    return float(row[column].iloc[0]) if len(row) else float("nan")
+
+
+def table16(cells: pd.DataFrame, groups: pd.DataFrame, scores: Sequence[str]) -> pd.DataFrame:
+    """AUROC per score and tier (cells weighted equally), U - S and δ - U with model-group intervals."""
+    summary = summarize_cells(cells)
+    rows = []
+    for tier in _tiers_present(cells):
+        row = {"tier": tier, **{SCORE_LABELS[s]: _mean(summary, tier, s, "auroc") for s in scores}}
+        row["U - S [95%]"] = _interval(groups, "neg_U-neg_S", tier)
+        row["δ - U [95%]"] = _interval(groups, "delta-neg_U", tier)
+        row["cells"] = int(_mean(summary, tier, "neg_U", "cells"))
+        row["undefined"] = int(_mean(summary, tier, "neg_U", "undefined"))
+        row["paper U (ES / Diverse)"] = _paper(PAPER["auroc_mild"]["neg_U"]) if tier == "mild" else ""
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def class_table(classes: pd.DataFrame) -> pd.DataFrame:
+    """Tables 17 and 20: class-resampled intervals of the paired differences, per tier and metric."""
+    out = classes.copy()
+    out["difference"] = out["stat"].map(lambda s: " - ".join(SCORE_LABELS[p] for p in s.split("-", 1)))
+    out["_order"] = out["tier"].map({t: i for i, t in enumerate(TIERS)})
+    out = out.sort_values(["_order", "metric", "difference"], kind="stable")
+    return out[["tier", "metric", "difference", "estimate", "lo", "hi", "cells"]].reset_index(drop=True)
+
+
+def table18(cells: pd.DataFrame, scores: Sequence[str], budgets: Sequence[float]) -> pd.DataFrame:
+    """Coverage per score at every budget (ties prorated; random: one seeded draw per cell)."""
+    summary = summarize_cells(cells)
+    rows = []
+    for tier in _tiers_present(cells):
+        for q in budgets:
+            row = {"tier": tier, "q": q, **{SCORE_LABELS[s]: _mean(summary, tier, s, f"coverage_{q:g}")
+                                            for s in [*scores, "random"]}}
+            if tier == "mild":
+                row["paper U (ES / Diverse)"] = _paper(PAPER["coverage_mild"].get((q, "neg_U")))
+                row["paper S (ES / Diverse)"] = _paper(PAPER["coverage_mild"].get((q, "neg_S")))
+            rows.append(row)
+    return pd.DataFrame(rows).fillna("")
+
+
+def table19(cells: pd.DataFrame, groups: pd.DataFrame, scores: Sequence[str], q: float,
+            diffs: Sequence[tuple[str, str]]) -> pd.DataFrame:
+    """Coverage at budget q and paired differences with model-group intervals."""
+    summary = summarize_cells(cells)
+    rows = []
+    for tier in _tiers_present(cells):
+        row = {"tier": tier, **{SCORE_LABELS[s]: _mean(summary, tier, s, f"coverage_{q:g}") for s in scores}}
+        for a, b in diffs:
+            row[f"{SCORE_LABELS[a]} - {SCORE_LABELS[b]} [95%]"] = _interval(groups, f"{a}-{b}", tier)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def table21(cells: pd.DataFrame, budgets: Sequence[float]) -> pd.DataFrame:
+    """Failure share p, mean ceiling min(1, k/n_fail) per budget, and U's, S's and random selection's
+    (expected: k/n) coverage as a fraction of the ceiling, means of cellwise values."""
+    u = cells[cells["score"] == "neg_U"].copy()
+    s = cells[cells["score"] == "neg_S"].set_index(["model", "condition"])
+    rows = []
+    for tier in _tiers_present(u):
+        part = u[(u["tier"] == tier) & u["n_fail"].gt(0)]
+        row = {"tier": tier, "p": part["p"].mean()}
+        for q in budgets:
+            expected = budget_size(part["n"].to_numpy(), q) / part["n"].to_numpy() / part[f"ceiling_{q:g}"].to_numpy()
+            row.update({f"ceiling q={q:g}": part[f"ceiling_{q:g}"].mean(),
+                        f"U of ceiling q={q:g}": part[f"of_ceiling_{q:g}"].mean(),
+                        f"S of ceiling q={q:g}": s.loc[part.set_index(["model", "condition"]).index, f"of_ceiling_{q:g}"].mean(),
+                        f"random of ceiling q={q:g}": float(np.mean(expected))})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def identity_table(scores: pd.DataFrame, real: pd.DataFrame, tiers: pd.DataFrame, source: str, draws: int,
+                   group_draws: int, rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 25: S, U, its within-class derangement control (mean AUROC over `draws` derangements) and
+    leave-one-out class mean on the non-singleton subset; gap U - control with a model-group interval and
+    the share of cells where U beats its control. Returns (table, cells)."""
+    ctrl = identity_controls(scores, rng, "neg_U", draws)
+    names = ["neg_S", "neg_U", "neg_U_loo", *[f"neg_U_derange{d}" for d in range(draws)]]
+    cells = average_draws(evaluate_cells(ctrl, real, names, tiers, source), "neg_U_derange", "neg_U_derange")
+    gaps = group_bootstrap(cells, "auroc", [("neg_U", "neg_U_derange")], rng, group_draws)
+    summary = summarize_cells(cells)
+    wide = cells.pivot_table(index=["model", "condition", "tier"], columns="score", values="auroc").reset_index()
+    rows = []
+    for tier in _tiers_present(cells):
+        w = wide[wide["tier"] == tier].dropna(subset=["neg_U", "neg_U_derange"])
+        row = {"tier": tier, **{SCORE_LABELS[s]: _mean(summary, tier, s, "auroc")
+                                for s in ("neg_S", "neg_U", "neg_U_derange", "neg_U_loo")}}
+        row["U - deranged [95%]"] = _interval(gaps, "neg_U-neg_U_derange", tier)
+        row["wins"] = float((w["neg_U"] > w["neg_U_derange"]).mean()) if len(w) else float("nan")
+        row["images per model"] = float(cells[(cells["tier"] == tier) & (cells["score"] == "neg_U")]
+                                        .groupby("model")["n"].first().mean())
+        if tier == "mild":
+            row["paper U / deranged (ES; Diverse)"] = "; ".join(
+                f"{u:g} / {d:g}" for u, d in zip(PAPER["identity_mild"]["neg_U"], PAPER["identity_mild"]["neg_U_derange"]))
+        rows.append(row)
+    return pd.DataFrame(rows).fillna(""), cells
+
+
+def class_baseline_table(scores: pd.DataFrame, real: pd.DataFrame, tiers: pd.DataFrame, source: str, q: float,
+                         group_draws: int, rng: np.random.Generator) -> pd.DataFrame:
+    """Table 26: S, U and the development class mean of U over clean-correct (cc. dev) or all
+    development images, on the images whose class has a clean-correct development value."""
+    names = ["neg_S", "neg_U", "neg_class_U_cc", "neg_class_U_all"]
+    cells = evaluate_cells(scores, real, names, tiers, source)
+    stats = [("neg_U", "neg_class_U_cc")]
+    auc = group_bootstrap(cells, "auroc", stats, rng, group_draws)
+    cov = group_bootstrap(cells, f"coverage_{q:g}", stats, rng, group_draws)
+    summary = summarize_cells(cells)
+    rows = []
+    for tier in _tiers_present(cells):
+        row = {"tier": tier, **{SCORE_LABELS[s]: _mean(summary, tier, s, "auroc") for s in names}}
+        row["U - class U (cc.) AUROC [95%]"] = _interval(auc, "neg_U-neg_class_U_cc", tier)
+        row[f"U - class U (cc.) coverage q={q:g} [95%]"] = _interval(cov, "neg_U-neg_class_U_cc", tier)
+        if tier == "mild":
+            row["paper class U / S AUROC (ES; Diverse)"] = "; ".join(
+                f"{c:g} / {s:g}" for c, s in zip(PAPER["class_mild"]["neg_class_U_cc"], PAPER["class_mild"]["neg_S"]))
+        rows.append(row)
+    return pd.DataFrame(rows).fillna("")
+
+
+def prefix_subsets(conditions: Sequence[str], sizes: Sequence[int], n_subsets: int,
+                   rng: np.random.Generator) -> list[tuple[str, tuple[int, ...]]]:
+    """Table 28's condition subsets, fixed before any outcome is read: for m = 1 every singleton; for
+    1 < m < n up to `n_subsets` distinct seeded subsets (all of them when fewer exist); m >= n is the full
+    set, reported once as "all" after the severity halves ("severity <s>": the conditions named "<type>-<s>") and "all"."""
+    n = len(conditions)
+    out: list[tuple[str, tuple[int, ...]]] = []
+    for m in sizes:
+        if m == 1:
+            out += [("m=1", (i,)) for i in range(n)]
+            continue
+        if m >= n:          # the full set is reported as "all"
+            continue
+        want, seen = min(n_subsets, comb(n, m)), set()
+        while len(seen) < want:
+            subset = tuple(sorted(int(i) for i in rng.choice(n, size=m, replace=False)))
+            if subset not in seen:
+                seen.add(subset)
+                out.append((f"m={m}", subset))
+    severities = sorted({c.rsplit("-", 1)[-1] for c in conditions if "-" in c})
+    for sev in severities:
+        out.append((f"severity {sev}", tuple(i for i, c in enumerate(conditions) if c.rsplit("-", 1)[-1] == sev)))
+    out.append(("all", tuple(range(n))))
+    return out
+
+
+def prefix_table(synthetic: pd.DataFrame, scores: pd.DataFrame, real: pd.DataFrame, tiers: pd.DataFrame, source: str,
+                 sizes: Sequence[int], n_subsets: int, q: float, rng: np.random.Generator) -> pd.DataFrame:
+    """Table 28: coverage at q, gain over S and AUROC of U_m on mild conditions, per subset family: the mean
+    over its subsets, then the minimum and maximum (the minimum only for the gain)."""
+    conditions = list(dict.fromkeys(synthetic["condition"]))
+    subsets = prefix_subsets(conditions, sizes, n_subsets, rng)
+    columns = {}
+    for model, syn in synthetic.groupby("model", sort=True):
+        ids = scores.loc[scores["model"] == model, "image_id"]
+        wide = condition_matrix(syn, conditions=conditions).loc[ids].to_numpy(float)
+        for j, (_, subset) in enumerate(subsets):
+            columns.setdefault(f"U_sub{j}", []).append(pd.Series(-wide[:, list(subset)].mean(1), index=ids.index))
+    extended = pd.concat([scores, pd.DataFrame({k: pd.concat(v) for k, v in columns.items()})], axis=1)
+    mild = tiers.loc[tiers["tier"] == "mild", "condition"]
+    if mild.empty:
+        return pd.DataFrame(columns=["subsets", "count", "coverage", "coverage min", "coverage max", "gain over S",
+                                     "gain min", "AUROC", "AUROC min", "AUROC max", "paper coverage (ES / Diverse)"])
+    cells = evaluate_cells(extended, real[real["condition"].isin(mild)], ["neg_S", *columns], tiers, source, budgets=(q,))
+    means = cells.groupby("score")[["auroc", f"coverage_{q:g}"]].mean()
+    s_cov = means.loc["neg_S", f"coverage_{q:g}"]
+    per = pd.DataFrame({"family": [f for f, _ in subsets], "coverage": means.loc[list(columns), f"coverage_{q:g}"].to_numpy(),
+                        "auroc": means.loc[list(columns), "auroc"].to_numpy()})
+    per["gain"] = per["coverage"] - s_cov
+    rows = []
+    for family, g in per.groupby("family", sort=False):
+        rows.append({"subsets": family, "count": len(g), "coverage": g["coverage"].mean(), "coverage min": g["coverage"].min(),
+                     "coverage max": g["coverage"].max(), "gain over S": g["gain"].mean(), "gain min": g["gain"].min(),
+                     "AUROC": g["auroc"].mean(), "AUROC min": g["auroc"].min(), "AUROC max": g["auroc"].max(),
+                     "paper coverage (ES / Diverse)": _paper(PAPER["prefix_mild"].get(family))})
+    return pd.DataFrame(rows)
+
+
+def probe_table(cells: pd.DataFrame, groups_cov: pd.DataFrame, groups_auc: pd.DataFrame, classes: pd.DataFrame, q: float,
+                practical: float) -> pd.DataFrame:
+    """Table 33 (Fig. 4): corruption and natural probe sets x mean and A3Rank scoring on mild conditions,
+    coverage at q and AUROC, the corruption - natural differences with model-group intervals, the class-
+    resampled coverage interval of U - TTA18, and whether both lower endpoints exceed the protocol's
+    practical-effect threshold (§5.3: 0.03)."""
+    mild = cells[cells["tier"] == "mild"]
+    if mild.empty:
+        return pd.DataFrame()
+    means = mild.groupby("score")[["auroc", f"coverage_{q:g}"]].mean()
+    rows = []
+    for rule, corr, nat in (("mean", "neg_U", "neg_TTA18"), ("A3Rank", "neg_A3_corr", "neg_A3_nat")):
+        for probe, score in (("corruptions (Syn-B)", corr), ("natural (TTA18)", nat)):
+            rows.append({"scoring rule": rule, "probe set": probe, f"coverage q={q:g}": means.loc[score, f"coverage_{q:g}"],
+                         "AUROC": means.loc[score, "auroc"], "corruption - natural coverage [95%]": "",
+                         "corruption - natural AUROC [95%]": ""})
+        rows[-2]["corruption - natural coverage [95%]"] = _interval(groups_cov, f"{corr}-{nat}", "mild")
+        rows[-2]["corruption - natural AUROC [95%]"] = _interval(groups_auc, f"{corr}-{nat}", "mild")
+    out = pd.DataFrame(rows)
+    cls = classes[(classes["tier"] == "mild") & (classes["stat"] == "neg_U-neg_TTA18") & (classes["metric"] == f"coverage_{q:g}")]
+    group = groups_cov[(groups_cov["tier"] == "mild") & (groups_cov["stat"] == "neg_U-neg_TTA18")]
+    out["class-resampled coverage [95%]"] = ""
+    out[f"both lower endpoints > {practical:g}"] = ""
+    if len(cls) and len(group):
+        c = cls.iloc[0]
+        out.loc[0, "class-resampled coverage [95%]"] = f"{c['estimate']:+.3f} [{c['lo']:+.3f}, {c['hi']:+.3f}]"
+        out.loc[0, f"both lower endpoints > {practical:g}"] = str(bool(min(c["lo"], group["lo"].iloc[0]) > practical))
+    paper = PAPER["probes_mild"]
+    out["paper corruption - natural (ES / Diverse)"] = ""
+    out.loc[0, "paper corruption - natural (ES / Diverse)"] = (f"coverage {_paper(paper['coverage corruption - natural (mean)'])}; "
+                                                               f"AUROC {_paper(paper['auroc corruption - natural (mean)'])}")
+    return out
+
+
+def screening_tables(synthetic: pd.DataFrame, real: pd.DataFrame, probes: pd.DataFrame | None, source: str,
+                     settings: dict) -> tuple[dict[str, pd.DataFrame], dict]:
+    """Every table of this module for one source, and the headline metrics (tier counts, mild AUROC and
+    coverage of U and S with the U - S intervals). `settings` is the `paired.screening` config node.
+
+    Draws use one generator seeded with settings["seed"], consumed in a fixed order: random selection,
+    group intervals, class intervals, derangements, U-prefix subsets."""
+    rng = np.random.default_rng(settings["seed"])
+    budgets, q = list(settings["budgets"]), float(settings["primary_budget"])
+    n_group, n_class = int(settings["group_draws"]), int(settings["class_draws"])
+    tiers = condition_tiers(real, split="dev")
+    scores = model_scores(synthetic, real, probes)
+    names = [*BASE_SCORES, *(PROBE_SCORES if probes is not None else ())]
+    cells = evaluate_cells(scores, real, names, tiers, source, budgets)
+    cells = pd.concat([cells, random_cells(scores, real, names, tiers, source, budgets, rng)], ignore_index=True)
+    diffs = [("neg_U", "neg_S"), ("delta", "neg_U"), ("neg_U", "neg_ret"), ("neg_U", "class_delta")]
+    probe_diffs = [("neg_U", "neg_TTA18"), ("neg_A3_corr", "neg_A3_nat"), ("neg_U", "neg_A3_corr")] if probes is not None else []
+    auc = group_bootstrap(cells, "auroc", [*diffs, *probe_diffs], rng, n_group)
+    cov = {b: group_bootstrap(cells, f"coverage_{b:g}", [*diffs, *probe_diffs], rng, n_group) for b in budgets}
+    class_stats = [("neg_U", "neg_S"), ("delta", "neg_U"), *([("neg_U", "neg_TTA18")] if probes is not None else [])]
+    classes = class_bootstrap(scores, real, class_stats, rng, tiers, source, n_class, budgets)
+    tables = {
+        "table16": table16(cells, auc, names),
+        "table17": class_table(classes[classes["metric"] == "auroc"]),
+        "table18": table18(cells, names, budgets),
+        "table19": table19(cells, cov[q], names, q, [*diffs, *probe_diffs[:1]]),
+        "table20": class_table(classes[classes["metric"] != "auroc"]),
+        "table21": table21(cells, budgets),
+    }
+    tables["table25"], _ = identity_table(scores, real, tiers, source, int(settings["derangements"]), n_group, rng)
+    tables["table26"] = class_baseline_table(scores, real, tiers, source, q, n_group, rng)
+    tables["table28"] = prefix_table(synthetic, scores, real, tiers, source, settings["prefix_sizes"],
+                                     int(settings["prefix_subsets"]), q, rng)
+    if probes is not None:
+        tables["table33"] = probe_table(cells, cov[q], auc, classes, q, float(settings["practical_effect"]))
+    tables["tiers"] = tiers
+    tables["intervals"] = pd.concat([auc.assign(metric="auroc"), *(t.assign(metric=f"coverage_{b:g}") for b, t in cov.items())],
+                                    ignore_index=True)
+    counts = {t: int((tiers["tier"] == t).sum()) for t in TIERS}
+    summary = summarize_cells(cells)
+    headline = {}
+    for tier in _tiers_present(cells):
+        entry = {f"auroc_{SCORE_LABELS[s]}": _mean(summary, tier, s, "auroc") for s in ("neg_U", "neg_S", "delta")}
+        entry.update({f"coverage_{b:g}_{SCORE_LABELS[s]}": _mean(summary, tier, s, f"coverage_{b:g}")
+                      for b in budgets for s in ("neg_U", "neg_S")})
+        for table, metric in ((auc, "auroc"), (cov[q], f"coverage_{q:g}")):
+            row = table[(table["stat"] == "neg_U-neg_S") & (table["tier"] == tier)].iloc[0]
+            entry[f"{metric}_U-S"] = {k: float(row[k]) for k in ("estimate", "lo", "hi")}
+        entry["cells"], entry["undefined_cells"] = int(_mean(summary, tier, "neg_U", "cells")), int(_mean(summary, tier, "neg_U", "undefined"))
+        headline[tier] = entry
+    metrics = {"source": source, "tier_counts": counts, "paper_tier_counts_es_diverse": PAPER["tier_counts"],
+               "n_models": int(real["model"].nunique()), "n_groups": int(real["group"].nunique()),
+               "n_conditions": int(real["condition"].nunique()), "scored_images": len(scores), "headline": headline}
+    tables["cells"] = cells
+    return tables, metrics

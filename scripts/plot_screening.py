@@ -1,0 +1,46 @@
+"""Stage `figures_screening`: Figures 2-4 of paired evaluations §5 from the screening stage's tables, and
+one test image under a sample of the embedded recapture conditions (the analogue of App. F's Fig. 7, row 4).
+
+    python scripts/plot_screening.py   # outputs/figures/paired/<source>/screening/{auroc,coverage,probes,recapture}.png
+"""
+from __future__ import annotations
+
+import pandas as pd
+from _entry import plain, run_stage
+from paths import screening_dir, screening_figures
+
+from pipeline.figures.recapture import plot_recapture_grid
+from pipeline.figures.screening import plot_auroc_by_score, plot_coverage_budget, plot_probe_rules
+from pipeline.io import atomic_path
+from pipeline.paired.pools import POOLS
+from pipeline.perturb.recapture import make_condition
+
+GALLERY = ((lighting, p) for lighting in ("l1", "l5") for p in (1, 5, 14, 19, 23, 27))
+
+
+def _save(fig, path) -> None:
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=150)
+    print(f"wrote {path}")
+
+
+def main(cfg) -> None:
+    spec = plain(cfg.paired)
+    settings = spec["screening"]
+    if settings is None:
+        raise ValueError("paired.screening: null — the figures need the screening settings (budgets)")
+    cells = pd.read_parquet(screening_dir(cfg) / "cells.parquet")
+    intervals = pd.read_csv(screening_dir(cfg) / "intervals.csv")
+    out = screening_figures(cfg)
+    _save(plot_auroc_by_score(cells, intervals), out / "auroc.png")
+    _save(plot_coverage_budget(cells, settings["budgets"]), out / "coverage.png")
+    if "neg_TTA18" in set(cells["score"]):
+        _save(plot_probe_rules(cells, settings["primary_budget"]), out / "probes.png")
+    rec = spec["records"]
+    _, (test_x, _) = POOLS.get(rec["pool"]).load(rec["seed"], rec["image_size"])
+    conditions = [make_condition(lighting, p) for lighting, p in GALLERY]
+    _save(plot_recapture_grid(test_x[0], conditions, spec["recapture"]["seed"], index=0, columns=7), out / "recapture.png")
+
+
+if __name__ == "__main__":
+    run_stage(main)

@@ -1,0 +1,205 @@
+"""End to end on a tiny configuration: records -> recapture -> screening -> figures_screening through the
+stage scripts' task functions (three quick models in three groups, two Syn-B conditions, 120 test images,
+6 recapture conditions), with cells checked against brute force and the dev/eval separation checked."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hydra import compose, initialize_config_dir
+
+from pipeline.config import ConfigError, validate_config
+from pipeline.paired import read_records
+from pipeline.paired.screening import condition_tiers, evaluate_cells
+from pipeline.paired.screening_tables import model_scores
+
+ROOT = Path(__file__).resolve().parents[2]
+PARAMS = [1, 14, 27]
+OVERRIDES = ["paired.records.test_limit=120", f"paired.recapture.params=[{','.join(map(str, PARAMS))}]",
+             "paired.screening.group_draws=200", "paired.screening.class_draws=20",
+             "paired.screening.prediction.draws=200"]
+
+
+def _compose(overrides: list[str]):
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        choose = "paired=tiny" if "paired" in compose("config") else "+paired=tiny"
+        return compose("config", overrides=[choose, *overrides])
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    import plot_screening
+    import recapture
+    import records
+    import screening
+
+    tmp = tmp_path_factory.mktemp("screening")
+    cfg = validate_config(_compose([f"paths.outputs={tmp}/outputs", f"paths.data={tmp}/data", *OVERRIDES]))
+    for stage in (records, recapture, screening, plot_screening):
+        stage.main(cfg)
+    out = tmp / "outputs"
+    return {"out": out, "syn": read_records(out / "records/digits.parquet"),
+            "real": read_records(out / "records/digits-recapture.parquet"),
+            "probes": pd.read_parquet(out / "records/digits-recapture.probes.parquet"),
+            "cells": pd.read_parquet(out / "paired/digits/screening/cells.parquet"), "dir": out / "paired/digits/screening"}
+
+
+def test_recapture_records_share_the_clean_side_and_give_tiers(run):
+    syn, real = run["syn"], run["real"]
+    assert len(real) == 3 * 6 * 120
+    assert sorted(real["condition"].unique()) == sorted(f"{lighting}-param_{p}" for lighting in ("l1", "l5") for p in PARAMS)
+    clean = ["model", "image_id", "split", "y", "clean_pred", "clean_maxprob", "clean_trueprob"]
+    a = syn[clean].drop_duplicates(["model", "image_id"]).sort_values(["model", "image_id"]).reset_index(drop=True)
+    b = real[clean].drop_duplicates(["model", "image_id"]).sort_values(["model", "image_id"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b)                                   # one deterministic zoo, one clean side
+    meta = json.loads((run["out"] / "records/digits-recapture.json").read_text())
+    # tiers by hand: per condition, each model's accuracy on dev images, averaged over models; cuts .4 / .2
+    for condition, entry in meta["conditions"].items():
+        accs = []
+        for model in sorted(real["model"].unique()):
+            part = real[(real["condition"] == condition) & (real["model"] == model) & (real["split"] == "dev")]
+            accs.append(sum(int(p == y) for p, y in zip(part["pert_pred"], part["y"])) / len(part))
+        mean = sum(accs) / len(accs)
+        assert entry["dev_accuracy"] == pytest.approx(mean)
+        assert entry["tier"] == ("mild" if mean >= 0.4 else "severe" if mean >= 0.2 else "extreme")
+    assert sum(meta["tier_counts"].values()) == 6
+
+
+def test_recapture_records_match_a_direct_prediction(run):
+    from pipeline.data.digits import load_digits_splits
+    from pipeline.models.zoo import build_model
+    from pipeline.perturb.recapture import make_condition, recapture
+
+    splits = load_digits_splits(seed=0, size=32)
+    model = build_model({"name": "logreg", "family": "linear", "kind": "logreg", "C": 1.0}).fit(*splits["train"])
+    images = recapture(splits["test"][0][:120], make_condition("l1", 14), seed=0)
+    proba = model.predict_proba(images)
+    got = run["real"][(run["real"]["model"] == "logreg") & (run["real"]["condition"] == "l1-param_14")].sort_values("image_id")
+    np.testing.assert_array_equal(got["pert_pred"].to_numpy(), proba.argmax(1))
+    np.testing.assert_allclose(got["pert_trueprob"].to_numpy(), proba[np.arange(120), splits["test"][1][:120]])
+    probes = run["probes"]
+    tta = probes[(probes["model"] == "logreg") & (probes["probe"] == "tta") & (probes["name"] == "hflip")].sort_values("image_id")
+    from pipeline.paired.screening_probes import tta_transform
+    flipped = model.predict_proba(tta_transform(splits["test"][0][:120], "hflip"))
+    np.testing.assert_allclose(tta[[f"p{c}" for c in range(10)]].to_numpy(), flipped)
+
+
+def _pairs_auroc(risk: np.ndarray, failed: np.ndarray) -> float:
+    pos, neg = risk[failed], risk[~failed]
+    return float(np.mean([1.0 if a > b else 0.5 if a == b else 0.0 for a in pos for b in neg]))
+
+
+def _expected_coverage(risk: np.ndarray, failed: np.ndarray, q: float) -> float:
+    """Failures among the k = max(1, round(q n)) riskiest images, walking tie groups from the top; the
+    group the budget cuts contributes its failure share per remaining slot (random tie-breaking)."""
+    slots, found = max(1, int(np.floor(q * len(risk) + 0.5))), 0.0
+    for value in sorted(set(risk.tolist()), reverse=True):
+        group = risk == value
+        take = min(slots, int(group.sum()))
+        found += take * failed[group].sum() / group.sum()
+        slots -= take
+        if slots == 0:
+            break
+    return found / failed.sum()
+
+
+def test_cells_against_brute_force(run):
+    syn, real, cells = run["syn"], run["real"], run["cells"]
+    defined = cells[(cells["score"] == "neg_U") & cells["auroc"].notna()]
+    assert len(defined) > 0
+    for _, row in defined.head(4).iterrows():
+        model, condition = row["model"], row["condition"]
+        r = real[(real["model"] == model) & (real["condition"] == condition) & (real["split"] == "eval")]
+        r = r[r["clean_pred"] == r["y"]].sort_values("image_id")
+        s = syn[syn["model"] == model]
+        u = s.groupby("image_id")["pert_trueprob"].mean().loc[r["image_id"]].to_numpy()
+        failed = (r["pert_pred"] != r["y"]).to_numpy()
+        assert row["n"] == len(r) and row["n_fail"] == failed.sum()
+        assert row["auroc"] == pytest.approx(_pairs_auroc(-u, failed), abs=1e-12)
+        assert row["coverage_0.2"] == pytest.approx(_expected_coverage(-u, failed, 0.2), abs=1e-12)
+        s_row = cells[(cells["model"] == model) & (cells["condition"] == condition) & (cells["score"] == "neg_S")].iloc[0]
+        assert s_row["auroc"] == pytest.approx(_pairs_auroc(-r["clean_maxprob"].to_numpy(), failed), abs=1e-12)
+    # the table is the equal-weight mean of its cells
+    t16 = pd.read_csv(run["dir"] / "table16.csv").set_index("tier")
+    for tier in t16.index:
+        mean = cells[(cells["tier"] == tier) & (cells["score"] == "neg_U")]["auroc"].mean()
+        assert t16.loc[tier, "U"] == pytest.approx(mean)
+
+
+def test_no_development_image_enters_an_evaluation_statistic(run):
+    syn, real, cells = run["syn"], run["real"], run["cells"]
+    evals = real[(real["split"] == "eval") & (real["clean_pred"] == real["y"])]
+    per_model = evals.drop_duplicates(["model", "image_id"]).groupby("model").size()
+    u_cells = cells[cells["score"] == "neg_U"]
+    assert (u_cells["n"].to_numpy() == per_model.loc[u_cells["model"]].to_numpy()).all()
+    # scramble every development record (synthetic and real): the image-level scores' cells do not move
+    tiers = condition_tiers(real)
+    names = ["neg_S", "neg_U", "delta", "neg_ret", "neg_TTA18", "neg_A3_corr"]
+    base = evaluate_cells(model_scores(syn, real, run["probes"]), real, names, tiers)
+    rng = np.random.default_rng(0)
+    syn2, real2 = syn.copy(), real.copy()
+    for table in (syn2, real2):
+        dev = table["split"] == "dev"
+        table.loc[dev, "pert_pred"] = rng.integers(0, 10, dev.sum())
+        table.loc[dev, "pert_trueprob"] = table.loc[dev, "pert_trueprob"] * rng.uniform(0.1, 1.0, dev.sum())
+    moved = evaluate_cells(model_scores(syn2, real2, run["probes"]), real2, names, tiers)
+    pd.testing.assert_frame_equal(base, moved)
+
+
+def test_tables_metrics_and_figures(run):
+    from stages import SCREENING_TABLES
+
+    for name in SCREENING_TABLES:
+        assert (run["dir"] / f"{name}.csv").exists() and (run["dir"] / f"{name}.md").read_text().startswith("Table")
+    assert "0.854 / 0.801" in (run["dir"] / "table16.md").read_text()
+    metrics = json.loads((run["dir"] / "metrics.json").read_text())
+    meta = json.loads((run["out"] / "records/digits-recapture.json").read_text())
+    assert metrics["tier_counts"] == meta["tier_counts"] and metrics["n_groups"] == 3
+    t18 = pd.read_csv(run["dir"] / "table18.csv")
+    assert ((t18["random"] >= 0) & (t18["random"] <= 1)).all()
+    t43 = pd.read_csv(run["dir"] / "table43.csv")
+    assert list(t43["target"]) == ["accuracy", "R", "E_tau", "L_k"]
+    for name in ("auroc", "coverage", "probes", "recapture"):
+        assert (run["out"] / "figures/paired/digits/screening" / f"{name}.png").stat().st_size > 5000
+
+
+@pytest.mark.parametrize("override, key", [
+    ("paired.screening.budgets=[0.1,1.5]", "paired.screening.budgets[1]"),
+    ("paired.screening.primary_budget=0.25", "paired.screening.primary_budget"),
+    ("paired.screening.group_draws=1", "paired.screening.group_draws"),
+    ("paired.screening.prefix_sizes=[2,0]", "paired.screening.prefix_sizes[1]"),
+    ("paired.screening.prediction.alphas=[1,-1]", "paired.screening.prediction.alphas[1]"),
+    ("paired.recapture.params=[28]", "paired.recapture.params[0]"),
+    ("paired.recapture.lightings=[l3]", "paired.recapture.lightings[0]"),
+])
+def test_schema_rejects_bad_screening_settings(override, key):
+    with pytest.raises(ConfigError) as err:
+        validate_config(_compose([override]))
+    assert str(err.value).startswith(f"{key}:")
+
+
+def test_stage_exits_2_naming_the_key():
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts/screening.py"), "paired.screening.budgets=[0.1,1.5]"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2
+    assert "paired.screening.budgets[1]: 1.5" in proc.stderr
+
+
+def test_the_recapture_stage_reproduces_the_records_stage(run):
+    from pipeline.paired.recapture_records import check_clean_agreement, check_same_records
+
+    synb = read_records(run["out"] / "records/digits-recapture.synb.parquet")
+    check_same_records(run["syn"], synb)                                   # the zoo and Syn-B reproduced
+    moved = synb.copy()
+    moved.loc[5, "pert_trueprob"] += 1e-6
+    with pytest.raises(ValueError, match="pert_trueprob differs by 1e-06"):
+        check_same_records(run["syn"], moved)
+    real = run["real"].copy()
+    real.loc[real["image_id"] == "test0003", "clean_maxprob"] *= 0.5
+    with pytest.raises(ValueError, match="image 'test0003': clean_maxprob differs"):
+        check_clean_agreement(run["syn"], real)
