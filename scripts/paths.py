@@ -105,7 +105,8 @@ def screening_dir(cfg) -> Path:
 
 
 def screening_figures(cfg) -> Path:
-    return paired_figures(cfg) / "screening"
+    """Figs. 2-4 of the screening (beside, not inside, `paired_figures`: DVC tracks each folder whole)."""
+    return outputs(cfg) / "figures" / "screening" / str(cfg.paired.source)
 
 
 def perturb_root(cfg) -> Path:

@@ -1,7 +1,7 @@
 """Stage `figures_screening`: Figures 2-4 of paired evaluations §5 from the screening stage's tables, and
 one test image under a sample of the embedded recapture conditions (the analogue of App. F's Fig. 7, row 4).
 
-    python scripts/plot_screening.py   # outputs/figures/paired/<source>/screening/{auroc,coverage,probes,recapture}.png
+    python scripts/plot_screening.py   # outputs/figures/screening/<source>/{auroc,coverage,probes,recapture}.png
 """
 from __future__ import annotations
 
