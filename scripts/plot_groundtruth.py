@@ -10,13 +10,12 @@ from _entry import run_stage
 from paths import groundtruth_figures, sibling, table_path
 
 from pipeline.figures.groundtruth import METRIC_LABELS, plot_gallery, plot_pareto_fronts, plot_text_gallery
+from pipeline.figures.save import save_png
 from pipeline.figures.voxels import plot_front_voxels
-from pipeline.io import atomic_path
 
 
 def save(fig, path) -> None:
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=130, format="png")
+    save_png(fig, path, dpi=130)
 
 
 def main(cfg) -> None:

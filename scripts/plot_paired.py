@@ -10,14 +10,13 @@ from _entry import plain, run_stage
 from paths import paired_dir, paired_figures
 
 from pipeline.figures.paired import illustration_markdown, plot_certified, plot_widths
-from pipeline.io import atomic_path, write_text
+from pipeline.figures.save import save_png
+from pipeline.io import write_text
 from pipeline.paired.panel import CELL_KEYS, illustration_case
 
 
 def _save(fig, path) -> None:
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=150)
-    print(f"wrote {path}")
+    print(f"wrote {save_png(fig, path)}")
 
 
 def main(cfg) -> None:

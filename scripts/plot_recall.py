@@ -9,7 +9,7 @@ from _entry import run_stage
 from search_paths import figures_dir, problems_with_traces
 
 from pipeline.figures.recall import plot_recall, recall_panel
-from pipeline.io import atomic_path
+from pipeline.figures.save import save_png
 from pipeline.search import METHODS
 
 FIGURES = {"search_recall.png": "table2_methods", "search_single_objective.png": "fig3_methods", "search_adequacy.png": "fig4_methods"}
@@ -28,9 +28,7 @@ def main(cfg) -> None:
             print(f"{filename}: no traces of {list(cfg.search[key])}, skipped")
             continue
         fig = plot_recall(panels, methods, labels)
-        with atomic_path(figures_dir(cfg) / filename) as tmp:
-            fig.savefig(tmp, format="png", dpi=150)
-        print(f"wrote {figures_dir(cfg) / filename}")
+        print(f"wrote {save_png(fig, figures_dir(cfg) / filename)}")
 
 
 if __name__ == "__main__":

@@ -10,8 +10,8 @@ from _entry import plain, run_stage
 from paths import screening_dir, screening_figures
 
 from pipeline.figures.recapture import plot_recapture_grid
+from pipeline.figures.save import save_png
 from pipeline.figures.screening import plot_auroc_by_score, plot_coverage_budget, plot_probe_rules
-from pipeline.io import atomic_path
 from pipeline.paired.pools import POOLS
 from pipeline.perturb.recapture import make_condition
 
@@ -19,9 +19,7 @@ GALLERY = ((lighting, p) for lighting in ("l1", "l5") for p in (1, 5, 14, 19, 23
 
 
 def _save(fig, path) -> None:
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=150)
-    print(f"wrote {path}")
+    print(f"wrote {save_png(fig, path)}")
 
 
 def main(cfg) -> None:

@@ -1,4 +1,4 @@
-"""`dvc exp run -S benchmark=tiny -S suite=[]` runs every stage to the end, from a fresh clone (slow tier)."""
+"""`dvc exp run -S benchmark=tiny -S suite=[] -S paired=tiny -S paired_suite=[]` runs every stage to the end, from a fresh clone (slow tier)."""
 import json
 import os
 import subprocess
@@ -15,7 +15,7 @@ def test_dvc_exp_run_on_the_tiny_benchmark(tmp_path):
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
     env = dict(os.environ, PATH=f"{ROOT / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}")
-    done = subprocess.run(["dvc", "exp", "run", "-S", "benchmark=tiny", "-S", "suite=[]", "-S", "paired=tiny"], cwd=clone, env=env,
+    done = subprocess.run(["dvc", "exp", "run", "-S", "benchmark=tiny", "-S", "suite=[]", "-S", "paired=tiny", "-S", "paired_suite=[]"], cwd=clone, env=env,
                           capture_output=True, text=True, timeout=3000)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     out = clone / "outputs"

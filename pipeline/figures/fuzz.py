@@ -15,16 +15,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from pipeline.figures.save import save_png  # noqa: E402
 from pipeline.fuzz.report import StructuralFuzzReport  # noqa: E402
-from pipeline.io import atomic_path, write_text  # noqa: E402
+from pipeline.io import write_text  # noqa: E402
 
 
 def _save(fig: plt.Figure, path: str | Path) -> Path:
-    path = Path(path)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=130, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return save_png(fig, path, dpi=130, bbox_inches="tight")
 
 
 def plot_omega_distribution(report: StructuralFuzzReport, path: str | Path) -> Path:
