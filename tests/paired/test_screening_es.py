@@ -96,3 +96,27 @@ def test_es_source_needs_its_paths(tmp_path):
         cfg = compose("config", overrides=["paired.recapture.root=/x"])
     with pytest.raises(ConfigError, match=r"^paired\.recapture\.root: '/x' — null for the embedded source"):
         validate_config(cfg)
+
+
+@pytest.mark.slow
+def test_dvc_exp_run_screens_the_es_fixture_tree(tmp_path):
+    """`dvc exp run -S …` with the ES loader in a fresh clone: DVC composes conf/ with the overrides and runs
+    records, recapture and screening on the fixture tree."""
+    import os
+    import subprocess
+
+    tree = _fixture(tmp_path / "data_es")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
+    env = dict(os.environ, PATH=f"{ROOT / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    sets = ["paired=tiny", "paired_suite=[]", "paired.source=es_fixture", "paired.recapture.source=es",
+            f"paired.recapture.root={tree['root']}", f"paired.recapture.wnids={tree['wnids']}",
+            f"paired.recapture.train_root={tree['train']}", f"paired.recapture.params=[{','.join(map(str, PARAMS))}]",
+            "paired.screening.group_draws=100", "paired.screening.class_draws=10", "paired.screening.prediction.draws=100"]
+    args = [a for s in sets for a in ("-S", s)]
+    done = subprocess.run(["dvc", "exp", "run", "screening", *args], cwd=clone, env=env, capture_output=True, text=True,
+                          timeout=3000)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    metrics = json.loads((clone / "outputs/paired/es_fixture/screening/metrics.json").read_text())
+    assert metrics["n_conditions"] == 6 and sum(metrics["tier_counts"].values()) == 6
+    assert (clone / "outputs/paired/es_fixture/screening/table16.md").read_text().startswith("Table 16")
