@@ -6,7 +6,8 @@ source the recapture stage's `<source>-recapture.synb.parquet`), the real-condit
 `<source>-recapture.parquet` and their probe probabilities (stage `recapture`); writes
 under `outputs/paired/<source>/screening/`:
 
-* `table16` ... `table28`, `table33` (`.csv` and `.md`): the App. E tables (`pipeline.paired.screening_tables`)
+* `table16` ... `table28`, `table33` (`.csv` and `.md`): the App. E tables (`pipeline.paired.screening_tables`;
+  Tables 23 and 24, the swapped-split check: `pipeline.paired.screening_swap`)
   with the paper's ES / Diverse numbers beside the embedded ones where §5 and App. E state them;
 * `table43`, `table46` (`.csv`, `.md`): model-level prediction (`pipeline.paired.model_prediction`);
 * `cells.parquet` (every model x condition x score cell), `intervals.csv` (model-group intervals),
@@ -29,6 +30,7 @@ from pipeline.paired import read_records
 from pipeline.paired.model_prediction import prediction_tables
 from pipeline.paired.model_summaries import model_features, model_targets
 from pipeline.paired.recapture_records import check_clean_agreement, check_same_records
+from pipeline.paired.screening_swap import swapped_tables
 from pipeline.paired.screening_tables import screening_tables
 
 TITLES = {
@@ -42,8 +44,15 @@ TITLES = {
     "table20": "Table 20: class-resampled 95% intervals for the paired coverage differences at each budget",
     "table21": "Table 21: failure share p, attainable ceiling min(1, k/n_fail) and coverage as a fraction of the ceiling "
                "(means of cellwise values; random = expected k/n)",
-    "table25": "Table 25: identity ablation on the non-singleton subset: U against its within-class derangement control "
-               "(mean over seeded derangements) and leave-one-out class mean; wins = share of cells where U beats its control",
+    "table23": "Table 23: check on the development images with fitting roles exchanged (fits on evaluation images): AUROC "
+               "of each score by development-defined tier, U - S in AUROC and in coverage at the primary budget with 95% "
+               "model-group intervals",
+    "table24": "Table 24: swapped-split confirmation regrouped by tiers from evaluation-set accuracy (development images "
+               "evaluated; fitting on evaluation images): AUROC of S and U, U - S in AUROC and in coverage at the primary "
+               "budget with 95% model-group intervals",
+    "table25": "Table 25: identity ablation on the non-singleton subset: U and δ each against its within-class derangement "
+               "control (mean over seeded derangements, the same permutations for both) and leave-one-out class mean; "
+               "wins = share of cells where the score beats its control",
     "table26": "Table 26: development class-mean U baselines on their supported subset",
     "table28": "Table 28: U from m of the synthetic conditions, mild conditions (mean over prefixed subsets, then min / max)",
     "table33": "Table 33 (Fig. 4): probe sets x scoring rules at 18 inferences each, mild conditions",
@@ -80,6 +89,7 @@ def main(cfg) -> None:
     check_clean_agreement(synthetic, real)
     probes = pd.read_parquet(sibling(recapture_path(cfg), ".probes.parquet"))
     tables, metrics = screening_tables(synthetic, real, probes, source, settings)
+    tables.update(swapped_tables(synthetic, real, source, settings))
     out = screening_dir(cfg)
     kind = ("a simulated screen recapture of the digits" if spec["recapture"]["source"] == "embedded"
             else f"{spec['recapture']['source']} recaptures scored by the small zoo trained on paired.recapture.train_root")

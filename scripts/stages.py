@@ -27,8 +27,8 @@ from pipeline.io import write_text
 
 Paths = Callable[[object], list[Path]]
 FUZZ_ADAPTERS = ("geometric", "weights", "severity")
-SCREENING_TABLES = ("table16", "table17", "table18", "table19", "table20", "table21", "table25", "table26", "table28", "table33",
-                    "table43", "table46")  # scripts/screening.py writes each as .csv and .md
+SCREENING_TABLES = ("table16", "table17", "table18", "table19", "table20", "table21", "table23", "table24", "table25",
+                    "table26", "table28", "table33", "table43", "table46")  # scripts/screening.py writes each as .csv and .md
 
 
 class Template:

@@ -21,6 +21,7 @@ evaluation statistic only through the frozen fits (class means, g) and the tier 
 """
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from math import comb
 
@@ -37,9 +38,11 @@ from pipeline.paired.screening_scores import (apply_screening, average_draws, co
 SCORE_LABELS = {"neg_S": "S", "neg_U": "U", "delta": "δ", "neg_ret": "ret", "class_delta": "class-δ", "g_S": "g(S)",
                 "g_SU": "g(S,U)", "g_SU_ret": "g(S,U,ret)", "neg_TTA18": "TTA18", "neg_A3_corr": "A3 corruptions",
                 "neg_A3_nat": "A3 natural", "random": "random", "neg_U_derange": "U deranged", "neg_U_loo": "U leave-one-out",
+                "delta_derange": "δ deranged", "delta_loo": "δ leave-one-out",
                 "neg_class_U_cc": "class U (cc. dev)", "neg_class_U_all": "class U (all dev)"}
 BASE_SCORES = ("neg_S", "neg_U", "delta", "neg_ret", "class_delta", "g_S", "g_SU", "g_SU_ret")
 PROBE_SCORES = ("neg_TTA18", "neg_A3_corr", "neg_A3_nat")
+IDENTITY_SCORES = ("neg_U", "delta")   # Table 25: U and δ, each against its own controls
 # The paper's numbers (ES / Diverse) that §5 and App. E state, shown beside the embedded ones.
 PAPER = {
     "auroc_mild": {"neg_U": (0.854, 0.801)},
@@ -198,28 +201,38 @@ def table21(cells: pd.DataFrame, budgets: Sequence[float]) -> pd.DataFrame:
 
 def identity_table(scores: pd.DataFrame, real: pd.DataFrame, tiers: pd.DataFrame, source: str, draws: int,
                    group_draws: int, rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Table 25: S, U, its within-class derangement control (mean AUROC over `draws` derangements) and
-    leave-one-out class mean on the non-singleton subset; gap U - control with a model-group interval and
-    the share of cells where U beats its control. Returns (table, cells)."""
+    """Table 25: the identity ablation of U and, as §5.4 adds, of δ: each against its within-class
+    derangement control (mean AUROC over `draws` derangements) and leave-one-out class mean, with S, on the
+    same non-singleton subset; gap score - control with a model-group interval and the share of cells where
+    the score beats its control. One row per (tier, score). δ is deranged by the same permutations as U (a
+    twin of `rng` in the same state), so an image receives both values of one other image and `rng` ends
+    where the U-only ablation left it. Returns (table, cells)."""
+    twin = copy.deepcopy(rng)
     ctrl = identity_controls(scores, rng, "neg_U", draws)
-    names = ["neg_S", "neg_U", "neg_U_loo", *[f"neg_U_derange{d}" for d in range(draws)]]
-    cells = average_draws(evaluate_cells(ctrl, real, names, tiers, source), "neg_U_derange", "neg_U_derange")
-    gaps = group_bootstrap(cells, "auroc", [("neg_U", "neg_U_derange")], rng, group_draws)
+    ctrl = ctrl.join(identity_controls(scores, twin, "delta", draws).filter(regex=r"^delta_(derange\d+|loo)$"))
+    names = ["neg_S", *(f"{c}{suffix}" for c in IDENTITY_SCORES for suffix in ("", "_loo")),
+             *(f"{c}_derange{d}" for c in IDENTITY_SCORES for d in range(draws))]
+    cells = evaluate_cells(ctrl, real, names, tiers, source)
+    for c in IDENTITY_SCORES:
+        cells = average_draws(cells, f"{c}_derange", f"{c}_derange")
+    gaps = group_bootstrap(cells, "auroc", [(c, f"{c}_derange") for c in IDENTITY_SCORES], rng, group_draws)
     summary = summarize_cells(cells)
     wide = cells.pivot_table(index=["model", "condition", "tier"], columns="score", values="auroc").reset_index()
     rows = []
     for tier in _tiers_present(cells):
-        w = wide[wide["tier"] == tier].dropna(subset=["neg_U", "neg_U_derange"])
-        row = {"tier": tier, **{SCORE_LABELS[s]: _mean(summary, tier, s, "auroc")
-                                for s in ("neg_S", "neg_U", "neg_U_derange", "neg_U_loo")}}
-        row["U - deranged [95%]"] = _interval(gaps, "neg_U-neg_U_derange", tier)
-        row["wins"] = float((w["neg_U"] > w["neg_U_derange"]).mean()) if len(w) else float("nan")
-        row["images per model"] = float(cells[(cells["tier"] == tier) & (cells["score"] == "neg_U")]
-                                        .groupby("model")["n"].first().mean())
-        if tier == "mild":
-            row["paper U / deranged (ES; Diverse)"] = "; ".join(
-                f"{u:g} / {d:g}" for u, d in zip(PAPER["identity_mild"]["neg_U"], PAPER["identity_mild"]["neg_U_derange"]))
-        rows.append(row)
+        images = float(cells[(cells["tier"] == tier) & (cells["score"] == "neg_U")].groupby("model")["n"].first().mean())
+        for c in IDENTITY_SCORES:
+            w = wide[wide["tier"] == tier].dropna(subset=[c, f"{c}_derange"])
+            row = {"tier": tier, "score": SCORE_LABELS[c], "S": _mean(summary, tier, "neg_S", "auroc"),
+                   "score AUROC": _mean(summary, tier, c, "auroc"), "deranged": _mean(summary, tier, f"{c}_derange", "auroc"),
+                   "leave-one-out": _mean(summary, tier, f"{c}_loo", "auroc"),
+                   "score - deranged [95%]": _interval(gaps, f"{c}-{c}_derange", tier),
+                   "wins": float((w[c] > w[f"{c}_derange"]).mean()) if len(w) else float("nan"),
+                   "images per model": images}
+            if tier == "mild" and c == "neg_U":
+                row["paper score / deranged (ES; Diverse)"] = "; ".join(
+                    f"{u:g} / {d:g}" for u, d in zip(PAPER["identity_mild"]["neg_U"], PAPER["identity_mild"]["neg_U_derange"]))
+            rows.append(row)
     return pd.DataFrame(rows).fillna(""), cells
 
 

@@ -203,3 +203,67 @@ def test_the_recapture_stage_reproduces_the_records_stage(run):
     real.loc[real["image_id"] == "test0003", "clean_maxprob"] *= 0.5
     with pytest.raises(ValueError, match="image 'test0003': clean_maxprob differs"):
         check_clean_agreement(run["syn"], real)
+
+
+def test_swapped_split_cells_fit_on_eval_and_score_dev_images(run):
+    """Tables 23/24: relabelled records give the cells of fitting on evaluation images and scoring the
+    clean-correct development images; AUROC by pairwise brute force; the tables are equal-weight cell means
+    under development- (23) and evaluation-defined (24) tiers."""
+    from pipeline.paired.screening_scores import apply_screening, fit_screening, image_features
+    from pipeline.paired.screening_swap import swapped_cells
+
+    syn, real = run["syn"], run["real"]
+    tiers = condition_tiers(real, "dev")
+    cells = swapped_cells(syn, real, tiers, "digits", [0.2])
+    devs = real[(real["split"] == "dev") & (real["clean_pred"] == real["y"])]
+    per_model = devs.drop_duplicates(["model", "image_id"]).groupby("model").size()
+    u_cells = cells[cells["score"] == "neg_U"]
+    assert (u_cells["n"].to_numpy() == per_model.loc[u_cells["model"]].to_numpy()).all()   # development images only
+    checked = 0
+    for _, row in cells[(cells["score"] == "g_SU") & cells["auroc"].notna()].head(3).iterrows():
+        model, condition = row["model"], row["condition"]
+        features = image_features(syn[syn["model"] == model])
+        direct = apply_screening(fit_screening(features, real[real["model"] == model], "eval"), features, "dev")
+        r = real[(real["model"] == model) & (real["condition"] == condition) & (real["split"] == "dev")]
+        r = r[r["clean_pred"] == r["y"]].merge(direct, on="image_id", suffixes=("", "_score"))
+        failed = (r["pert_pred"] != r["y"]).to_numpy()
+        assert row["n"] == len(r) and row["n_fail"] == failed.sum()
+        assert row["auroc"] == pytest.approx(_pairs_auroc(r["g_SU"].to_numpy(), failed), abs=1e-12)
+        u_row = cells[(cells["model"] == model) & (cells["condition"] == condition) & (cells["score"] == "neg_U")].iloc[0]
+        assert u_row["auroc"] == pytest.approx(_pairs_auroc(-r["U"].to_numpy(), failed), abs=1e-12)
+        checked += 1
+    assert checked > 0
+    gap = cells.pivot_table(index=["model", "condition"], columns="score", values="auroc")
+    gap = (gap["neg_U"] - gap["neg_S"]).dropna().rename("gap").reset_index()
+    # Table 24's tiers by hand: per model the accuracy over all evaluation images, equal-weight mean, cuts .4 / .2
+    evals = real[real["split"] == "eval"]
+    acc = (evals["pert_pred"] == evals["y"]).groupby([evals["condition"], evals["model"]]).mean().groupby(level=0).mean()
+    eval_tier = {c: "mild" if a >= 0.4 else "severe" if a >= 0.2 else "extreme" for c, a in acc.items()}
+    for name, tier_of in (("table23", dict(zip(tiers["condition"], tiers["tier"]))), ("table24", eval_tier)):
+        table = pd.read_csv(run["dir"] / f"{name}.csv").set_index("tier")
+        assert (run["dir"] / f"{name}.md").read_text().startswith(f"Table {name[5:]}:")
+        tier = gap["condition"].map(tier_of)
+        for t in table.index:
+            estimate = float(table.loc[t, "U - S AUROC [95%]"].split(" ")[0])
+            assert estimate == pytest.approx(gap.loc[tier == t, "gap"].mean(), abs=5e-4)
+            assert table.loc[t, "conditions"] == sum(v == t for v in tier_of.values())
+    if "mild" in pd.read_csv(run["dir"] / "table23.csv")["tier"].tolist():
+        assert "0.078 / 0.128" in (run["dir"] / "table23.md").read_text()   # the paper's mild gaps beside ours
+
+
+def test_identity_ablation_has_delta_rows(run):
+    """Table 25: one row per (tier, score) for U and δ; δ's AUROC on the non-singleton subset (classes with
+    at least two clean-correct evaluation images of the model) against pairwise brute force."""
+    syn, real = run["syn"], run["real"]
+    t25 = pd.read_csv(run["dir"] / "table25.csv")
+    assert set(t25["score"]) == {"U", "δ"} and len(t25) == 2 * t25["tier"].nunique()
+    evals = real[(real["split"] == "eval") & (real["clean_pred"] == real["y"])]
+    counts = evals.drop_duplicates(["model", "image_id"]).groupby(["model", "y"]).size().rename("k").reset_index()
+    s = syn.groupby(["model", "image_id"]).agg(S=("clean_maxprob", "first"), U=("pert_trueprob", "mean")).reset_index()
+    tiers = condition_tiers(real, "dev").set_index("condition")["tier"]
+    sub = evals.merge(counts, on=["model", "y"]).query("k >= 2").merge(s, on=["model", "image_id"])
+    per_cell = [(tiers[c], _pairs_auroc((g["S"] - g["U"]).to_numpy(), (g["pert_pred"] != g["y"]).to_numpy()))
+                for (_, c), g in sub.groupby(["model", "condition"]) if 0 < (g["pert_pred"] != g["y"]).sum() < len(g)]
+    per_cell = pd.DataFrame(per_cell, columns=["tier", "auroc"])
+    for _, row in t25[t25["score"] == "δ"].iterrows():
+        assert row["score AUROC"] == pytest.approx(per_cell.loc[per_cell["tier"] == row["tier"], "auroc"].mean(), abs=1e-9)
