@@ -32,12 +32,12 @@ from tqdm import tqdm
 
 from pipeline.io import write_json, write_parquet
 from pipeline.models.zoo import check_zoo
-from pipeline.paired.pools import POOLS
 from pipeline.data.imagenet_es import load_wnids
 from pipeline.paired.es_source import es_pool, load_image_folder
-from pipeline.paired.recapture_records import (PoolImages, condition_summary, probe_stacks, probe_table, recaptured_images,
-                                               synthetic_images, synthetic_records, zoo_records)
-from pipeline.paired.records import split_dev_eval, write_records
+from pipeline.paired.pools import POOLS, PoolImages, pool_test_set
+from pipeline.paired.recapture_records import (condition_summary, probe_stacks, probe_table, recaptured_images, synthetic_images,
+                                               synthetic_records, zoo_records)
+from pipeline.paired.records import write_records
 from pipeline.paired.screening_probes import TTA18
 from pipeline.perturb.recapture import N_PARAMS, make_condition
 
@@ -49,11 +49,8 @@ def _embedded(spec: dict) -> tuple[tuple[np.ndarray, np.ndarray], PoolImages, di
     if pool.modality != "vision":
         raise ValueError(f"paired.records.pool: {rec['pool']!r} holds {pool.modality}; a recapture photographs images "
                          f"(an image pool: {', '.join(n for n in POOLS if POOLS.get(n).modality == 'vision')})")
-    (train_x, train_y), (test_x, test_y) = pool.load(rec["seed"], rec["image_size"])
-    if rec["test_limit"] is not None:
-        test_x, test_y = test_x[: rec["test_limit"]], test_y[: rec["test_limit"]]
-    images = PoolImages(test_x, test_y, np.array([f"test{i:04d}" for i in range(len(test_y))]),
-                        split_dev_eval(test_y, rec["dev_fraction"], rec["seed"]))
+    (train_x, train_y), images = pool_test_set(rec)
+    test_x = images.images
     params = rc["params"] if rc["params"] is not None else range(1, N_PARAMS + 1)
     conditions = [make_condition(lighting, p) for lighting in rc["lightings"] for p in params]
     shots = recaptured_images(test_x, conditions, rc["seed"], lambda it: tqdm(it, desc="recapture", disable=not spec["progress"]))

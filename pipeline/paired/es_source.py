@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.data.imagenet_es import IMG_EXTENSIONS, es_records, load_images, load_wnids, reference_records
-from pipeline.paired.recapture_records import PoolImages
+from pipeline.paired.pools import PoolImages
 from pipeline.paired.records import split_dev_eval
 
 

@@ -43,6 +43,34 @@ def _bbc_news(seed: int, image_size: int | None) -> tuple[Split, Split]:
     return splits["train"], splits["test"]
 
 
+@dataclass(frozen=True)
+class PoolImages:
+    """The test inputs of a pool (an image stack or a list of texts) with their labels, record ids and dev/eval split."""
+
+    images: np.ndarray
+    labels: np.ndarray
+    image_ids: np.ndarray
+    split: np.ndarray
+
+    def __post_init__(self) -> None:
+        n = len(self.labels)
+        if not (len(self.images) == len(self.image_ids) == len(self.split) == n):
+            raise ValueError(f"images {len(self.images)}, labels {n}, ids {len(self.image_ids)} and split "
+                             f"{len(self.split)} must have one length")
+
+
+def pool_test_set(rec: dict) -> tuple[Split, PoolImages]:
+    """The train split and the test set of a records config (`paired.records`): the pool's test split (its
+    first `test_limit` inputs), record ids test0000…, and the within-class dev/eval split of `dev_fraction`."""
+    from pipeline.paired.records import split_dev_eval
+
+    train, (test_x, test_y) = POOLS.get(rec["pool"]).load(rec["seed"], rec["image_size"])
+    if rec["test_limit"] is not None:
+        test_x, test_y = test_x[: rec["test_limit"]], test_y[: rec["test_limit"]]
+    ids = np.array([f"test{i:04d}" for i in range(len(test_y))])
+    return train, PoolImages(test_x, test_y, ids, split_dev_eval(test_y, rec["dev_fraction"], rec["seed"]))
+
+
 POOLS: Registry[RecordPool] = Registry("record pool")
 POOLS.register("digits", RecordPool("vision", _digits))
 POOLS.register("bbc_news", RecordPool("text", _bbc_news))

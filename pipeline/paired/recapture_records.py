@@ -10,34 +10,18 @@ the zoo's models are deterministic, so the clean side of the two tables agrees r
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from pipeline.models.zoo import build_model
+from pipeline.paired.pools import PoolImages
 from pipeline.paired.records import records_from_probabilities
 from pipeline.paired.screening import condition_tiers
 from pipeline.paired.screening_probes import tta18
 from pipeline.perturb.recapture import RecaptureCondition, recapture
 
 _CLEAN_TOL = 1e-9
-
-
-@dataclass(frozen=True)
-class PoolImages:
-    """The test images of a pool with their labels, record ids and dev/eval split."""
-
-    images: np.ndarray
-    labels: np.ndarray
-    image_ids: np.ndarray
-    split: np.ndarray
-
-    def __post_init__(self) -> None:
-        n = len(self.labels)
-        if not (len(self.images) == len(self.image_ids) == len(self.split) == n):
-            raise ValueError(f"images {len(self.images)}, labels {n}, ids {len(self.image_ids)} and split "
-                             f"{len(self.split)} must have one length")
 
 
 def recaptured_images(images: np.ndarray, conditions: Sequence[RecaptureCondition], seed: int,
