@@ -1,7 +1,7 @@
-"""Stage `figures_screening`: Figures 2-4 of paired evaluations §5 from the screening stage's tables, and
+"""Stage `figures_screening`: Figures 2-4 of paired evaluations §5 and Fig. 6 of App. E.3 from the screening stage's tables, and
 one test image under a sample of the embedded recapture conditions (the analogue of App. F's Fig. 7, row 4).
 
-    python scripts/plot_screening.py   # outputs/figures/screening/<source>/{auroc,coverage,probes,recapture}.png
+    python scripts/plot_screening.py   # outputs/figures/screening/<source>/{auroc,coverage,probes,single_probes,recapture}.png
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from paths import screening_dir, screening_figures
 
 from pipeline.figures.recapture import plot_recapture_grid
 from pipeline.figures.save import save_png
-from pipeline.figures.screening import plot_auroc_by_score, plot_coverage_budget, plot_probe_rules
+from pipeline.figures.screening import plot_auroc_by_score, plot_coverage_budget, plot_probe_rules, plot_single_probes
 from pipeline.paired.pools import POOLS
 from pipeline.perturb.recapture import make_condition
 
@@ -34,6 +34,9 @@ def main(cfg) -> None:
     _save(plot_coverage_budget(cells, settings["budgets"]), out / "coverage.png")
     if "neg_TTA18" in set(cells["score"]):
         _save(plot_probe_rules(cells, settings["primary_budget"]), out / "probes.png")
+    table36 = screening_dir(cfg) / "table36.csv"
+    if table36.stat().st_size > 1:          # an empty table (no mild condition) is written as one empty line
+        _save(plot_single_probes(pd.read_csv(table36), settings["primary_budget"]), out / "single_probes.png")
     rec = spec["records"]
     _, (test_x, _) = POOLS.get(rec["pool"]).load(rec["seed"], rec["image_size"])
     conditions = [make_condition(lighting, p) for lighting, p in GALLERY]

@@ -6,7 +6,7 @@ source the recapture stage's `<source>-recapture.synb.parquet`), the real-condit
 `<source>-recapture.parquet` and their probe probabilities (stage `recapture`); writes
 under `outputs/paired/<source>/screening/`:
 
-* `table16` ... `table28`, `table33` (`.csv` and `.md`): the App. E tables (`pipeline.paired.screening_tables`;
+* `table16` ... `table39`, `capture` (`.csv` and `.md`): the App. E tables (`pipeline.paired.screening_tables`;
   Tables 23 and 24, the swapped-split check: `pipeline.paired.screening_swap`)
   with the paper's ES / Diverse numbers beside the embedded ones where §5 and App. E state them;
 * `table43`, `table46` (`.csv`, `.md`): model-level prediction (`pipeline.paired.model_prediction`);
@@ -30,6 +30,7 @@ from pipeline.paired import read_records
 from pipeline.paired.model_prediction import prediction_tables
 from pipeline.paired.model_summaries import model_features, model_targets
 from pipeline.paired.recapture_records import check_clean_agreement, check_same_records
+from pipeline.paired.screening_natural import NOT_REPRODUCED
 from pipeline.paired.screening_swap import swapped_tables
 from pipeline.paired.screening_tables import screening_tables
 
@@ -54,8 +55,30 @@ TITLES = {
                "control (mean over seeded derangements, the same permutations for both) and leave-one-out class mean; "
                "wins = share of cells where the score beats its control",
     "table26": "Table 26: development class-mean U baselines on their supported subset",
+    "table27": "Table 27: image-level separation within terciles of clean confidence S per model (all conditions, cells "
+               "weighted equally, non-singleton subset): AUROC of S, U and U's derangement control, U - control with its "
+               "95% model-group interval, retention of images above minus below the stratum's median U (paper: U 0.63-0.77, "
+               "S 0.52-0.68 inside the strata)",
     "table28": "Table 28: U from m of the synthetic conditions, mild conditions (mean over prefixed subsets, then min / max)",
+    "table29": "Table 29: natural-augmentation variants, mild conditions: coverage of the corruption and natural averages "
+               "at every budget, the paired difference with its 95% model-group interval",
+    "table32": "Table 32: coverage at the primary budget, gain over S and AUROC of the corruption and natural averages "
+               "from m versions (Table 28's prefixed subsets applied by index to both lists), mild conditions",
     "table33": "Table 33 (Fig. 4): probe sets x scoring rules at 18 inferences each, mild conditions",
+    "table34": "Table 34: mild-condition differences between U and the A3Rank scoring adaptations, with separate 95% "
+               "model-group and class-resampled intervals",
+    "table35": "Table 35: budget sensitivity of the corruption-based A3Rank adaptation on mild conditions: failure "
+               "coverage of U and A3, U - A3 with its 95% model-group interval",
+    "table36": "Table 36 (Fig. 6): mild screening by probe set: coverage at the primary budget, AUROC, coverage minus "
+               "natural TTA18, transformed inputs evaluated and mean development error rate of the set's predictions",
+    "table37": "Table 37: corruption (U) against natural-transformation (TTA18) averages in every tier, with separate "
+               "95% model-group and class-resampled intervals of the paired differences",
+    "table38": "Table 38: additional simple baselines on mild conditions: Δ = U - baseline in coverage at the primary "
+               "budget with separate 95% model-group and class-resampled intervals; AUROC secondary",
+    "table39": "Table 39: mild-condition coverage differences at the primary budget by model group (cells weighted "
+               "equally within each group) and the models whose own mean difference is positive",
+    "capture": "Capture sensitivity (App. E.3): per mild condition the model-averaged coverage gains U - S and "
+               "U - TTA18 at the primary budget, overall, per level of each capture factor and with that level deleted",
     "table43": "Table 43: model-level prediction of mild real targets; baseline B_ind, MAE reductions in pp (positive = "
                "better) with group-resampling intervals of stored out-of-fold errors and the range over whole-group deletion refits",
     "table46": "Table 46: unpaired synthetic information (B1) against clean-performance features (B0)",
@@ -70,6 +93,16 @@ def _csv(table: pd.DataFrame, path) -> None:
 def _markdown(name: str, table: pd.DataFrame, note: str) -> str:
     body = table.to_markdown(index=False, floatfmt=".3f") if len(table) else "(no cells in this table)"
     return f"{TITLES[name]}\n\n{body}\n\n{note}\n"
+
+
+def _probe_note(counts: dict) -> str:
+    """App. E.3's counts beside Table 36 (the paper's ES / Diverse in parentheses)."""
+    if not counts:
+        return ""
+    text = {"types_above_natural": "two-severity type averages above natural TTA18 in coverage (paper 9/9, 9/9)",
+            "probes_above_natural": "single probes above natural TTA18 (paper 8/18 ES, 16/18 Diverse)",
+            "types_gaining_with_severity": "types whose higher severity covers more (paper 5/9 ES, 8/9 Diverse)"}
+    return " " + "; ".join(f"{k}/{n} {text[key]}" for key, (k, n) in counts.items()) + "."
 
 
 def main(cfg) -> None:
@@ -110,13 +143,14 @@ def main(cfg) -> None:
         summaries = features.merge(targets, on=["model", "group"], suffixes=("", "_target"))
     write_parquet(errors, out / "prediction_errors.parquet")
     write_parquet(summaries, out / "model_summaries.parquet")
+    prediction = (f" Model-level prediction: nested leave-one-group-out ridge with only {metrics['n_models']} models in "
+                  f"{metrics['n_groups']} groups: coarse by construction (it needs mild conditions and at least 3 groups).")
+    notes = {"table43": prediction, "table46": prediction, "table29": f" Not reproduced here: {NOT_REPRODUCED}.",
+             "table36": _probe_note(metrics.get("probe_sets_mild", {}))}
     for name, table in tables.items():
         if name in TITLES:
             _csv(table, out / f"{name}.csv")
-            extra = (" Model-level prediction: nested leave-one-group-out ridge with only "
-                     f"{metrics['n_models']} models in {metrics['n_groups']} groups: coarse by construction (it needs "
-                     "mild conditions and at least 3 groups)." if name in ("table43", "table46") else "")
-            write_text(_markdown(name, table, note + extra), out / f"{name}.md")
+            write_text(_markdown(name, table, note + notes.get(name, "")), out / f"{name}.md")
     write_parquet(tables["cells"], out / "cells.parquet")
     _csv(tables["intervals"], out / "intervals.csv")
     _csv(tables["tiers"], out / "tiers.csv")

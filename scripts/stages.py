@@ -28,7 +28,8 @@ from pipeline.io import write_text
 Paths = Callable[[object], list[Path]]
 FUZZ_ADAPTERS = ("geometric", "weights", "severity")
 SCREENING_TABLES = ("table16", "table17", "table18", "table19", "table20", "table21", "table23", "table24", "table25",
-                    "table26", "table28", "table33", "table43", "table46")  # scripts/screening.py writes each as .csv and .md
+                    "table26", "table27", "table28", "table29", "table32", "table33", "table34", "table35", "table36", "table37", "table38", "table39",
+                    "capture", "table43", "table46")  # scripts/screening.py writes each as .csv and .md
 
 
 class Template:
@@ -193,7 +194,7 @@ STAGES: list[Stage] = [
           metrics=lambda cfg: [screening_dir(cfg) / "metrics.json"]),
     Stage("figures_screening", "plot_screening", ("paired.source", "paired.records", "paired.recapture.seed",
                                                   "paired.screening.budgets", "paired.screening.primary_budget"),
-          deps=lambda cfg: [screening_dir(cfg) / "cells.parquet", screening_dir(cfg) / "intervals.csv"],
+          deps=lambda cfg: [screening_dir(cfg) / f for f in ("cells.parquet", "intervals.csv", "table36.csv")],
           committed=lambda cfg: [screening_figures(cfg)]),
     *_fuzz_stages(),
 ]

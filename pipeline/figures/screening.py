@@ -5,7 +5,8 @@ per-cell metrics, and `intervals.csv`, the model-group intervals):
   95% model-group interval;
 * `plot_coverage_budget`: Figure 3, failure coverage against the recapture budget on mild conditions;
 * `plot_probe_rules`: Figure 4, probe set (corruptions, natural TTA18) x scoring rule (mean, A3Rank) on
-  mild conditions, coverage at the primary budget and AUROC.
+  mild conditions, coverage at the primary budget and AUROC;
+* `plot_single_probes`: Figure 6, coverage of every single corruption probe against the averages (Table 36).
 """
 from __future__ import annotations
 
@@ -107,5 +108,35 @@ def plot_probe_rules(cells: pd.DataFrame, q: float, tier: str = "mild") -> Figur
         ax.set_xlabel("scoring rule", fontsize=8)
     axes[0].legend(fontsize=7, frameon=False)
     fig.suptitle(f"probe set × scoring rule, {tier} conditions, 18 inferences each", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def plot_single_probes(table36: pd.DataFrame, q: float) -> Figure:
+    """Figure 6: failure coverage at q of each single corruption probe on mild conditions (circles: the
+    lower severity, squares: the higher), with vertical lines at the 18-corruption average (U), the
+    natural TTA18 average and clean confidence S; rows of Table 36."""
+    column = f"coverage q={q:g}"
+    probes = table36[table36["family"] == "probe"]
+    parts = probes["probe set"].str.rsplit("-", n=1, expand=True)
+    types = list(dict.fromkeys(parts[0]))
+    low = min(parts[1], key=int)
+    fig = Figure(figsize=(7.0, 0.3 * len(types) + 1.4))
+    ax = fig.subplots()
+    labelled = set()
+    for (name, sev), value in zip(parts.itertuples(index=False), probes[column]):
+        ax.plot(value, types.index(name), "o" if sev == low else "s", color="#dd8452" if sev == low else "#c44e52",
+                ms=5, mfc="none" if sev == low else None, ls="none",
+                label=None if sev in labelled else f"severity {sev}")
+        labelled.add(sev)
+    for family, colour, label in (("all", COLOURS["neg_U"], "U (18 corruptions)"),
+                                  ("natural", COLOURS["neg_TTA18"], "natural TTA18"), ("clean", COLOURS["neg_S"], "clean S")):
+        value = table36.loc[table36["family"] == family, column]
+        if len(value):
+            ax.axvline(float(value.iloc[0]), color=colour, lw=1.2, ls="--", label=label)
+    ax.set_yticks(range(len(types)), types, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"failure coverage at q = {q:g} (one transformed input per probe)", fontsize=8)
+    ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
     return fig

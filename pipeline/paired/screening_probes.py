@@ -114,7 +114,7 @@ def probe_average(probe_trueprobs, clean_trueprob=None) -> np.ndarray:
     """Mean true-class probability over the probes (n, A) (U over corruptions, TTA18 over transforms; the
     class is fixed to the clean prediction); with `clean_trueprob`, the untransformed image is added as an
     (A+1)-th term (Bahat and Shakhnarovich, 2020; Table 29)."""
-    x = np.asarray(probe_trueprobs, dtype=float)
+    x = np.ascontiguousarray(probe_trueprobs, dtype=float)   # one summation order whatever the layout: ties stay ties
     if clean_trueprob is not None:
         x = np.column_stack([x, np.asarray(clean_trueprob, dtype=float)])
     return x.mean(1)

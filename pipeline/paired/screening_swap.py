@@ -14,16 +14,23 @@ tiers of the main tables (`condition_tiers(real, "dev")` on the original records
 states, so on this half the tiers were fixed from the images being evaluated); Table 24 regroups the same
 cells by tiers from evaluation-set accuracy (`condition_tiers(real, "eval")`: per model the accuracy over
 all evaluation images, equal-weight mean across models, cuts 40% / 20%).
+
+Both tables give U - S with model-group intervals and, as the paper's caption adds, with intervals from
+resampling the true classes (one class draw shared by every cell of the source, `class_bootstrap` on the
+development images).
 """
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 import pandas as pd
 
 from pipeline.paired.records import SPLITS
-from pipeline.paired.screening import condition_tiers, evaluate_cells, group_bootstrap, summarize_cells
-from pipeline.paired.screening_tables import (BASE_SCORES, SCORE_LABELS, _interval, _mean, _paper, _tiers_present,
-                                              model_scores)
+from pipeline.paired.screening import (class_bootstrap, condition_tiers, evaluate_cells, group_bootstrap,
+                                       summarize_cells)
+from pipeline.paired.screening_controls import interval_text
+from pipeline.paired.screening_tables import BASE_SCORES, SCORE_LABELS, _mean, _paper, _tiers_present, model_scores
 
 # The paper's mild-tier gaps on the development half (ES / Diverse), App. E text around Tables 23 and 24:
 # under development-defined tiers; under evaluation-defined tiers ES is unchanged and Diverse gives +0.088.
@@ -39,12 +46,17 @@ def swap_splits(records: pd.DataFrame) -> pd.DataFrame:
     return records.assign(split=records["split"].map({"dev": "eval", "eval": "dev"}))
 
 
+def swapped_scores(synthetic: pd.DataFrame, real: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every base score (Table 16's scores without the probes) fitted on the evaluation images, for the
+    clean-correct development images, and the relabelled real records they are evaluated against."""
+    swapped_real = swap_splits(real)
+    return model_scores(swap_splits(synthetic), swapped_real), swapped_real
+
+
 def swapped_cells(synthetic: pd.DataFrame, real: pd.DataFrame, tiers: pd.DataFrame, source: str,
                   budgets: list[float]) -> pd.DataFrame:
-    """Cells of every base score (Table 16's scores without the probes) fitted on the evaluation images and
-    evaluated on the clean-correct development images, labelled with `tiers`."""
-    swapped_real = swap_splits(real)
-    scores = model_scores(swap_splits(synthetic), swapped_real)
+    """Cells of the swapped scores (`swapped_scores`) on the clean-correct development images, labelled with `tiers`."""
+    scores, swapped_real = swapped_scores(synthetic, real)
     return evaluate_cells(scores, swapped_real, list(BASE_SCORES), tiers, source, budgets)
 
 
@@ -62,8 +74,8 @@ def _swap_table(cells: pd.DataFrame, scores: list[str], q: float, group_draws: i
     for tier in _tiers_present(cells):
         row = {"tier": tier, "conditions": int(cells.loc[cells["tier"] == tier, "condition"].nunique()),
                **{SCORE_LABELS[s]: _mean(summary, tier, s, "auroc") for s in scores},
-               "U - S AUROC [95%]": _interval(auc, "neg_U-neg_S", tier),
-               f"U - S coverage q={q:g} [95%]": _interval(cov, "neg_U-neg_S", tier),
+               "U - S AUROC [95%]": interval_text(auc, "neg_U-neg_S", tier),
+               f"U - S coverage q={q:g} [95%]": interval_text(cov, "neg_U-neg_S", tier),
                "cells": int(_mean(summary, tier, "neg_U", "cells"))}
         row["paper U - S AUROC (ES / Diverse)"] = _paper(paper["auroc"]) if tier == "mild" else ""
         row["paper U - S coverage q=0.2 (ES / Diverse)"] = _paper(paper["coverage"]) if tier == "mild" else ""
@@ -75,10 +87,20 @@ def swapped_tables(synthetic: pd.DataFrame, real: pd.DataFrame, source: str,
                    settings: dict) -> dict[str, pd.DataFrame]:
     """Tables 23 and 24 (module docstring) from a source's Syn-B and real records; `settings` is the
     `paired.screening` node. Intervals resample model groups with a generator of its own
-    (seed [settings["seed"], 2]), so the main tables' draws do not move."""
+    (seed [settings["seed"], 2]), so the main tables' draws do not move; after the group draws of both
+    tables, one draw of classes (`paired.screening.class_draws` resamples) serves both tier groupings."""
     rng = np.random.default_rng([settings["seed"], 2])
     budgets, q, n_group = list(settings["budgets"]), float(settings["primary_budget"]), int(settings["group_draws"])
-    cells = swapped_cells(synthetic, real, condition_tiers(real, "dev"), source, budgets)
-    eval_tiers = condition_tiers(real, "eval")
-    return {"table23": _swap_table(cells, list(BASE_SCORES), q, n_group, rng, PAPER_SWAP["table23"]),
-            "table24": _swap_table(_retier(cells, eval_tiers), ["neg_S", "neg_U"], q, n_group, rng, PAPER_SWAP["table24"])}
+    scores, swapped_real = swapped_scores(synthetic, real)
+    tiers = {"table23": condition_tiers(real, "dev"), "table24": condition_tiers(real, "eval")}
+    cells = evaluate_cells(scores, swapped_real, list(BASE_SCORES), tiers["table23"], source, budgets)
+    shown = {"table23": list(BASE_SCORES), "table24": ["neg_S", "neg_U"]}
+    tables = {name: _swap_table(_retier(cells, t), shown[name], q, n_group, rng, PAPER_SWAP[name]) for name, t in tiers.items()}
+    for name, table in tables.items():
+        classes = class_bootstrap(scores, swapped_real, [("neg_U", "neg_S")], copy.deepcopy(rng), tiers[name], source,
+                                  int(settings["class_draws"]), [q])
+        at = table.columns.get_loc(f"U - S coverage q={q:g} [95%]") + 1
+        table.insert(at, f"U - S coverage q={q:g} class [95%]",
+                     [interval_text(classes, "neg_U-neg_S", t, f"coverage_{q:g}") for t in table["tier"]])
+        table.insert(at, "U - S AUROC class [95%]", [interval_text(classes, "neg_U-neg_S", t, "auroc") for t in table["tier"]])
+    return tables

@@ -12,8 +12,12 @@ Every table is built from the library of `screening.py` (metrics, cell tables, r
 * Table 21: failure share p, ceiling min(1, k / n_fail) and coverage as a fraction of the ceiling;
 * Table 25: identity ablation (within-class derangements, leave-one-out class mean) on the non-singleton subset;
 * Table 26: development class-mean U baselines on their supported subset;
-* Table 28: U from m of the synthetic conditions (seeded prefixed subsets, severity halves), mild tier;
-* Table 33: probe set (corruptions, natural TTA18) x scoring rule (mean, A3Rank) on mild conditions (Fig. 4).
+* Table 27: U within clean-confidence terciles (`screening_strata.py`);
+* Table 28: U from m of the synthetic conditions (seeded prefixed subsets, severity halves), mild tier
+  (`screening_subsets.py`); Tables 29 and 32: the natural-augmentation variants (`screening_natural.py`);
+* Table 33: probe set (corruptions, natural TTA18) x scoring rule (mean, A3Rank) on mild conditions (Fig. 4);
+* Tables 34, 35, 37-39: U against A3Rank, natural TTA18 in every tier, the simple controls and per model
+  group (`screening_controls.py`); Table 36 and the capture sensitivity (`screening_probe_sets.py`).
 
 Scores enter the tables with the risk orientation of Appendix E.1 (larger = riskier). Evaluation uses the
 clean-correct evaluation images only (`evaluate_cells`, `eligible_images`); development images reach an
@@ -23,23 +27,29 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from math import comb
 
 import numpy as np
 import pandas as pd
 
 from pipeline.paired.recapture_records import probe_arrays
-from pipeline.paired.screening import (TIERS, class_bootstrap, coverage_ceiling, budget_size, cell_metrics, condition_tiers,
-                                       eligible_images, evaluate_cells, group_bootstrap, summarize_cells)
+from pipeline.paired.screening import (TIERS, budget_size, cell_metrics, class_bootstrap, condition_tiers,
+                                       coverage_ceiling, eligible_images, evaluate_cells, group_bootstrap,
+                                       summarize_cells)
+from pipeline.paired.screening_controls import (CONTROL_LABELS, CONTROL_SCORES, a3_table, baselines_table, budget_table,
+                                                clean_controls, group_table, interval_text, tier_table)
+from pipeline.paired.screening_natural import natural_prefix_table, untransformed_table
+from pipeline.paired.screening_probe_sets import capture_table, probe_set_table
 from pipeline.paired.screening_probes import a3rank, probe_average
-from pipeline.paired.screening_scores import (apply_screening, average_draws, condition_matrix, fit_screening,
-                                              identity_controls, image_features)
+from pipeline.paired.screening_scores import (apply_screening, average_draws, fit_screening, identity_controls,
+                                              image_features)
+from pipeline.paired.screening_strata import strata_table
+from pipeline.paired.screening_subsets import prefix_subsets, subset_table, synthetic_members
 
 SCORE_LABELS = {"neg_S": "S", "neg_U": "U", "delta": "δ", "neg_ret": "ret", "class_delta": "class-δ", "g_S": "g(S)",
                 "g_SU": "g(S,U)", "g_SU_ret": "g(S,U,ret)", "neg_TTA18": "TTA18", "neg_A3_corr": "A3 corruptions",
                 "neg_A3_nat": "A3 natural", "random": "random", "neg_U_derange": "U deranged", "neg_U_loo": "U leave-one-out",
                 "delta_derange": "δ deranged", "delta_loo": "δ leave-one-out",
-                "neg_class_U_cc": "class U (cc. dev)", "neg_class_U_all": "class U (all dev)"}
+                "neg_class_U_cc": "class U (cc. dev)", "neg_class_U_all": "class U (all dev)", **CONTROL_LABELS}
 BASE_SCORES = ("neg_S", "neg_U", "delta", "neg_ret", "class_delta", "g_S", "g_SU", "g_SU_ret")
 PROBE_SCORES = ("neg_TTA18", "neg_A3_corr", "neg_A3_nat")
 IDENTITY_SCORES = ("neg_U", "delta")   # Table 25: U and δ, each against its own controls
@@ -72,7 +82,8 @@ def _u_check(features: pd.DataFrame, synb: np.ndarray, ids: Sequence[str]) -> No
 
 def model_scores(synthetic: pd.DataFrame, real: pd.DataFrame, probes: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per model, the risk scores of its clean-correct evaluation images (fitted on development images),
-    with TTA18 and the two A3Rank scores when `probes` (the recapture stage's probe table) is given."""
+    with TTA18, the two A3Rank scores and the simple controls of App. E.4 when `probes` (the recapture
+    stage's probe table) is given."""
     parts = []
     for model, syn in synthetic.groupby("model", sort=True):
         features = image_features(syn)
@@ -87,6 +98,8 @@ def model_scores(synthetic: pd.DataFrame, real: pd.DataFrame, probes: pd.DataFra
             scores["neg_TTA18"] = -probe_average(tta[:, rows, y].T)
             scores["neg_A3_corr"] = -a3rank(clean, synb.transpose(1, 0, 2), y)
             scores["neg_A3_nat"] = -a3rank(clean, tta.transpose(1, 0, 2), y)
+            for name, value in clean_controls(clean, tta).items():
+                scores[name] = value
         parts.append(scores)
     return pd.concat(parts, ignore_index=True)
 
@@ -111,14 +124,6 @@ def random_cells(scores: pd.DataFrame, real: pd.DataFrame, names: Sequence[str],
     return pd.DataFrame(rows)
 
 
-def _interval(table: pd.DataFrame, stat: str, tier: str) -> str:
-    row = table[(table["stat"] == stat) & (table["tier"] == tier)]
-    if row.empty or not np.isfinite(row["estimate"].iloc[0]):
-        return ""
-    r = row.iloc[0]
-    return f"{r['estimate']:+.3f} [{r['lo']:+.3f}, {r['hi']:+.3f}]"
-
-
 def _tiers_present(cells: pd.DataFrame) -> list[str]:
     return [t for t in TIERS if t in set(cells["tier"])]
 
@@ -134,8 +139,8 @@ def table16(cells: pd.DataFrame, groups: pd.DataFrame, scores: Sequence[str]) ->
     rows = []
     for tier in _tiers_present(cells):
         row = {"tier": tier, **{SCORE_LABELS[s]: _mean(summary, tier, s, "auroc") for s in scores}}
-        row["U - S [95%]"] = _interval(groups, "neg_U-neg_S", tier)
-        row["δ - U [95%]"] = _interval(groups, "delta-neg_U", tier)
+        row["U - S [95%]"] = interval_text(groups, "neg_U-neg_S", tier)
+        row["δ - U [95%]"] = interval_text(groups, "delta-neg_U", tier)
         row["cells"] = int(_mean(summary, tier, "neg_U", "cells"))
         row["undefined"] = int(_mean(summary, tier, "neg_U", "undefined"))
         row["paper U (ES / Diverse)"] = _paper(PAPER["auroc_mild"]["neg_U"]) if tier == "mild" else ""
@@ -175,7 +180,7 @@ def table19(cells: pd.DataFrame, groups: pd.DataFrame, scores: Sequence[str], q:
     for tier in _tiers_present(cells):
         row = {"tier": tier, **{SCORE_LABELS[s]: _mean(summary, tier, s, f"coverage_{q:g}") for s in scores}}
         for a, b in diffs:
-            row[f"{SCORE_LABELS[a]} - {SCORE_LABELS[b]} [95%]"] = _interval(groups, f"{a}-{b}", tier)
+            row[f"{SCORE_LABELS[a]} - {SCORE_LABELS[b]} [95%]"] = interval_text(groups, f"{a}-{b}", tier)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -226,7 +231,7 @@ def identity_table(scores: pd.DataFrame, real: pd.DataFrame, tiers: pd.DataFrame
             row = {"tier": tier, "score": SCORE_LABELS[c], "S": _mean(summary, tier, "neg_S", "auroc"),
                    "score AUROC": _mean(summary, tier, c, "auroc"), "deranged": _mean(summary, tier, f"{c}_derange", "auroc"),
                    "leave-one-out": _mean(summary, tier, f"{c}_loo", "auroc"),
-                   "score - deranged [95%]": _interval(gaps, f"{c}-{c}_derange", tier),
+                   "score - deranged [95%]": interval_text(gaps, f"{c}-{c}_derange", tier),
                    "wins": float((w[c] > w[f"{c}_derange"]).mean()) if len(w) else float("nan"),
                    "images per model": images}
             if tier == "mild" and c == "neg_U":
@@ -249,8 +254,8 @@ def class_baseline_table(scores: pd.DataFrame, real: pd.DataFrame, tiers: pd.Dat
     rows = []
     for tier in _tiers_present(cells):
         row = {"tier": tier, **{SCORE_LABELS[s]: _mean(summary, tier, s, "auroc") for s in names}}
-        row["U - class U (cc.) AUROC [95%]"] = _interval(auc, "neg_U-neg_class_U_cc", tier)
-        row[f"U - class U (cc.) coverage q={q:g} [95%]"] = _interval(cov, "neg_U-neg_class_U_cc", tier)
+        row["U - class U (cc.) AUROC [95%]"] = interval_text(auc, "neg_U-neg_class_U_cc", tier)
+        row[f"U - class U (cc.) coverage q={q:g} [95%]"] = interval_text(cov, "neg_U-neg_class_U_cc", tier)
         if tier == "mild":
             row["paper class U / S AUROC (ES; Diverse)"] = "; ".join(
                 f"{c:g} / {s:g}" for c, s in zip(PAPER["class_mild"]["neg_class_U_cc"], PAPER["class_mild"]["neg_S"]))
@@ -258,62 +263,14 @@ def class_baseline_table(scores: pd.DataFrame, real: pd.DataFrame, tiers: pd.Dat
     return pd.DataFrame(rows).fillna("")
 
 
-def prefix_subsets(conditions: Sequence[str], sizes: Sequence[int], n_subsets: int,
-                   rng: np.random.Generator) -> list[tuple[str, tuple[int, ...]]]:
-    """Table 28's condition subsets, fixed before any outcome is read: for m = 1 every singleton; for
-    1 < m < n up to `n_subsets` distinct seeded subsets (all of them when fewer exist); m >= n is the full
-    set, reported once as "all" after the severity halves ("severity <s>": the conditions named "<type>-<s>") and "all"."""
-    n = len(conditions)
-    out: list[tuple[str, tuple[int, ...]]] = []
-    for m in sizes:
-        if m == 1:
-            out += [("m=1", (i,)) for i in range(n)]
-            continue
-        if m >= n:          # the full set is reported as "all"
-            continue
-        want, seen = min(n_subsets, comb(n, m)), set()
-        while len(seen) < want:
-            subset = tuple(sorted(int(i) for i in rng.choice(n, size=m, replace=False)))
-            if subset not in seen:
-                seen.add(subset)
-                out.append((f"m={m}", subset))
-    severities = sorted({c.rsplit("-", 1)[-1] for c in conditions if "-" in c})
-    for sev in severities:
-        out.append((f"severity {sev}", tuple(i for i, c in enumerate(conditions) if c.rsplit("-", 1)[-1] == sev)))
-    out.append(("all", tuple(range(n))))
-    return out
-
-
 def prefix_table(synthetic: pd.DataFrame, scores: pd.DataFrame, real: pd.DataFrame, tiers: pd.DataFrame, source: str,
-                 sizes: Sequence[int], n_subsets: int, q: float, rng: np.random.Generator) -> pd.DataFrame:
-    """Table 28: coverage at q, gain over S and AUROC of U_m on mild conditions, per subset family: the mean
-    over its subsets, then the minimum and maximum (the minimum only for the gain)."""
+                 q: float, subsets: Sequence[tuple[str, tuple[int, ...]]]) -> pd.DataFrame:
+    """Table 28: `subset_table` of U_m over `prefix_subsets` of the synthetic conditions (in record order),
+    with the paper's coverage beside each family it states."""
     conditions = list(dict.fromkeys(synthetic["condition"]))
-    subsets = prefix_subsets(conditions, sizes, n_subsets, rng)
-    columns = {}
-    for model, syn in synthetic.groupby("model", sort=True):
-        ids = scores.loc[scores["model"] == model, "image_id"]
-        wide = condition_matrix(syn, conditions=conditions).loc[ids].to_numpy(float)
-        for j, (_, subset) in enumerate(subsets):
-            columns.setdefault(f"U_sub{j}", []).append(pd.Series(-wide[:, list(subset)].mean(1), index=ids.index))
-    extended = pd.concat([scores, pd.DataFrame({k: pd.concat(v) for k, v in columns.items()})], axis=1)
-    mild = tiers.loc[tiers["tier"] == "mild", "condition"]
-    if mild.empty:
-        return pd.DataFrame(columns=["subsets", "count", "coverage", "coverage min", "coverage max", "gain over S",
-                                     "gain min", "AUROC", "AUROC min", "AUROC max", "paper coverage (ES / Diverse)"])
-    cells = evaluate_cells(extended, real[real["condition"].isin(mild)], ["neg_S", *columns], tiers, source, budgets=(q,))
-    means = cells.groupby("score")[["auroc", f"coverage_{q:g}"]].mean()
-    s_cov = means.loc["neg_S", f"coverage_{q:g}"]
-    per = pd.DataFrame({"family": [f for f, _ in subsets], "coverage": means.loc[list(columns), f"coverage_{q:g}"].to_numpy(),
-                        "auroc": means.loc[list(columns), "auroc"].to_numpy()})
-    per["gain"] = per["coverage"] - s_cov
-    rows = []
-    for family, g in per.groupby("family", sort=False):
-        rows.append({"subsets": family, "count": len(g), "coverage": g["coverage"].mean(), "coverage min": g["coverage"].min(),
-                     "coverage max": g["coverage"].max(), "gain over S": g["gain"].mean(), "gain min": g["gain"].min(),
-                     "AUROC": g["auroc"].mean(), "AUROC min": g["auroc"].min(), "AUROC max": g["auroc"].max(),
-                     "paper coverage (ES / Diverse)": _paper(PAPER["prefix_mild"].get(family))})
-    return pd.DataFrame(rows)
+    table = subset_table(scores, real, tiers, source, q, subsets, synthetic_members(synthetic, scores, conditions))
+    table["paper coverage (ES / Diverse)"] = [_paper(PAPER["prefix_mild"].get(f)) for f in table["subsets"]]
+    return table
 
 
 def probe_table(cells: pd.DataFrame, groups_cov: pd.DataFrame, groups_auc: pd.DataFrame, classes: pd.DataFrame, q: float,
@@ -332,8 +289,8 @@ def probe_table(cells: pd.DataFrame, groups_cov: pd.DataFrame, groups_auc: pd.Da
             rows.append({"scoring rule": rule, "probe set": probe, f"coverage q={q:g}": means.loc[score, f"coverage_{q:g}"],
                          "AUROC": means.loc[score, "auroc"], "corruption - natural coverage [95%]": "",
                          "corruption - natural AUROC [95%]": ""})
-        rows[-2]["corruption - natural coverage [95%]"] = _interval(groups_cov, f"{corr}-{nat}", "mild")
-        rows[-2]["corruption - natural AUROC [95%]"] = _interval(groups_auc, f"{corr}-{nat}", "mild")
+        rows[-2]["corruption - natural coverage [95%]"] = interval_text(groups_cov, f"{corr}-{nat}", "mild")
+        rows[-2]["corruption - natural AUROC [95%]"] = interval_text(groups_auc, f"{corr}-{nat}", "mild")
     out = pd.DataFrame(rows)
     cls = classes[(classes["tier"] == "mild") & (classes["stat"] == "neg_U-neg_TTA18") & (classes["metric"] == f"coverage_{q:g}")]
     group = groups_cov[(groups_cov["tier"] == "mild") & (groups_cov["stat"] == "neg_U-neg_TTA18")]
@@ -341,7 +298,7 @@ def probe_table(cells: pd.DataFrame, groups_cov: pd.DataFrame, groups_auc: pd.Da
     out[f"both lower endpoints > {practical:g}"] = ""
     if len(cls) and len(group):
         c = cls.iloc[0]
-        out.loc[0, "class-resampled coverage [95%]"] = f"{c['estimate']:+.3f} [{c['lo']:+.3f}, {c['hi']:+.3f}]"
+        out.loc[0, "class-resampled coverage [95%]"] = interval_text(classes, "neg_U-neg_TTA18", "mild", f"coverage_{q:g}")
         out.loc[0, f"both lower endpoints > {practical:g}"] = str(bool(min(c["lo"], group["lo"].iloc[0]) > practical))
     paper = PAPER["probes_mild"]
     out["paper corruption - natural (ES / Diverse)"] = ""
@@ -356,35 +313,62 @@ def screening_tables(synthetic: pd.DataFrame, real: pd.DataFrame, probes: pd.Dat
     coverage of U and S with the U - S intervals). `settings` is the `paired.screening` config node.
 
     Draws use one generator seeded with settings["seed"], consumed in a fixed order: random selection,
-    group intervals, class intervals, derangements, U-prefix subsets."""
+    group intervals, class intervals, derangements, U-prefix subsets; Tables 27 and 29 draw from generators
+    of their own (seeds [seed, 3] and [seed, 4]), so they move no other table's draws."""
     rng = np.random.default_rng(settings["seed"])
     budgets, q = list(settings["budgets"]), float(settings["primary_budget"])
     n_group, n_class = int(settings["group_draws"]), int(settings["class_draws"])
     tiers = condition_tiers(real, split="dev")
     scores = model_scores(synthetic, real, probes)
     names = [*BASE_SCORES, *(PROBE_SCORES if probes is not None else ())]
-    cells = evaluate_cells(scores, real, names, tiers, source, budgets)
+    controls = list(CONTROL_SCORES) if probes is not None else []     # evaluated on the same cells, shown in Tables 38, 39
+    cells = evaluate_cells(scores, real, [*names, *controls], tiers, source, budgets)
     cells = pd.concat([cells, random_cells(scores, real, names, tiers, source, budgets, rng)], ignore_index=True)
     diffs = [("neg_U", "neg_S"), ("delta", "neg_U"), ("neg_U", "neg_ret"), ("neg_U", "class_delta")]
-    probe_diffs = [("neg_U", "neg_TTA18"), ("neg_A3_corr", "neg_A3_nat"), ("neg_U", "neg_A3_corr")] if probes is not None else []
+    probe_diffs = [("neg_U", "neg_TTA18"), ("neg_A3_corr", "neg_A3_nat"), ("neg_U", "neg_A3_corr"), ("neg_U", "neg_A3_nat"),
+                   *(("neg_U", c) for c in controls)] if probes is not None else []
+    # one draw of groups per metric and one of classes per source, shared by every stat (adding a stat moves no draw)
     auc = group_bootstrap(cells, "auroc", [*diffs, *probe_diffs], rng, n_group)
     cov = {b: group_bootstrap(cells, f"coverage_{b:g}", [*diffs, *probe_diffs], rng, n_group) for b in budgets}
-    class_stats = [("neg_U", "neg_S"), ("delta", "neg_U"), *([("neg_U", "neg_TTA18")] if probes is not None else [])]
+    main_class_stats = [("neg_U", "neg_S"), ("delta", "neg_U"), *([("neg_U", "neg_TTA18")] if probes is not None else [])]
+    class_stats = [*main_class_stats, *(d for d in probe_diffs if d[0] == "neg_U" and d not in main_class_stats)]
     classes = class_bootstrap(scores, real, class_stats, rng, tiers, source, n_class, budgets)
+    shown = classes[classes["stat"].isin([f"{a}-{b}" for a, b in main_class_stats])]
     tables = {
         "table16": table16(cells, auc, names),
-        "table17": class_table(classes[classes["metric"] == "auroc"]),
+        "table17": class_table(shown[shown["metric"] == "auroc"]),
         "table18": table18(cells, names, budgets),
         "table19": table19(cells, cov[q], names, q, [*diffs, *probe_diffs[:1]]),
-        "table20": class_table(classes[classes["metric"] != "auroc"]),
+        "table20": class_table(shown[shown["metric"] != "auroc"]),
         "table21": table21(cells, budgets),
     }
     tables["table25"], _ = identity_table(scores, real, tiers, source, int(settings["derangements"]), n_group, rng)
     tables["table26"] = class_baseline_table(scores, real, tiers, source, q, n_group, rng)
-    tables["table28"] = prefix_table(synthetic, scores, real, tiers, source, settings["prefix_sizes"],
-                                     int(settings["prefix_subsets"]), q, rng)
+    subsets = prefix_subsets(list(dict.fromkeys(synthetic["condition"])), settings["prefix_sizes"],
+                             int(settings["prefix_subsets"]), rng)
+    tables["table28"] = prefix_table(synthetic, scores, real, tiers, source, q, subsets)
+    tables["table27"] = strata_table(scores, real, source, int(settings["derangements"]), n_group,
+                                     np.random.default_rng([settings["seed"], 3]))
     if probes is not None:
         tables["table33"] = probe_table(cells, cov[q], auc, classes, q, float(settings["practical_effect"]))
+        groups = {"auroc": auc, **{f"coverage_{b:g}": t for b, t in cov.items()}}
+        paper = PAPER["probes_mild"]
+        tables["table29"] = untransformed_table(scores, real, probes, tiers, source, budgets, n_group,
+                                                np.random.default_rng([settings["seed"], 4]))
+        tables["table32"] = natural_prefix_table(synthetic, scores, real, probes, tiers, source, q, subsets)
+        tables["table37"] = tier_table(cells, groups, classes, q, _tiers_present(cells),
+                                       f"coverage {_paper(paper['coverage corruption - natural (mean)'])}; "
+                                       f"AUROC {_paper(paper['auroc corruption - natural (mean)'])}")
+        probe_counts, positive = {}, {}
+        for name in ("table34", "table35", "table36", "table38", "table39", "capture"):   # mild-condition tables
+            tables[name] = pd.DataFrame()
+        if "mild" in set(cells["tier"]):
+            tables["table34"] = a3_table(cells, groups, classes, q)
+            tables["table35"] = budget_table(cells, groups, budgets)
+            tables["table36"], probe_counts = probe_set_table(synthetic, scores, real, probes, tiers, source, q)
+            tables["table38"] = baselines_table(cells, groups, classes, q)
+            tables["table39"], positive = group_table(cells, q, {s: SCORE_LABELS[s] for s in ("neg_S", "neg_TTA18", "neg_margin")})
+            tables["capture"] = capture_table(cells, q)
     tables["tiers"] = tiers
     tables["intervals"] = pd.concat([auc.assign(metric="auroc"), *(t.assign(metric=f"coverage_{b:g}") for b, t in cov.items())],
                                     ignore_index=True)
@@ -403,5 +387,8 @@ def screening_tables(synthetic: pd.DataFrame, real: pd.DataFrame, probes: pd.Dat
     metrics = {"source": source, "tier_counts": counts, "paper_tier_counts_es_diverse": PAPER["tier_counts"],
                "n_models": int(real["model"].nunique()), "n_groups": int(real["group"].nunique()),
                "n_conditions": int(real["condition"].nunique()), "scored_images": len(scores), "headline": headline}
+    if probes is not None:
+        metrics["probe_sets_mild"] = probe_counts
+        metrics["models_with_positive_mild_gap"] = positive
     tables["cells"] = cells
     return tables, metrics

@@ -16,7 +16,7 @@ from pipeline.paired.confidence import dmk_independent
 from pipeline.paired.cell import as_cell
 from pipeline.paired.model_prediction import ALPHAS, feature_sets, group_interval, nested_logo
 from pipeline.paired.model_summaries import cell_quantities, model_targets
-from pipeline.paired.screening_tables import prefix_subsets
+from pipeline.paired.screening_subsets import prefix_subsets
 
 
 def _cell(rng, sizes=(3, 2, 3), n_classes=4) -> pd.DataFrame:

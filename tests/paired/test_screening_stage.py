@@ -139,7 +139,7 @@ def test_no_development_image_enters_an_evaluation_statistic(run):
     assert (u_cells["n"].to_numpy() == per_model.loc[u_cells["model"]].to_numpy()).all()
     # scramble every development record (synthetic and real): the image-level scores' cells do not move
     tiers = condition_tiers(real)
-    names = ["neg_S", "neg_U", "delta", "neg_ret", "neg_TTA18", "neg_A3_corr"]
+    names = ["neg_S", "neg_U", "delta", "neg_ret", "neg_TTA18", "neg_A3_corr", "neg_margin", "entropy", "neg_agree"]
     base = evaluate_cells(model_scores(syn, real, run["probes"]), real, names, tiers)
     rng = np.random.default_rng(0)
     syn2, real2 = syn.copy(), real.copy()
@@ -154,8 +154,10 @@ def test_no_development_image_enters_an_evaluation_statistic(run):
 def test_tables_metrics_and_figures(run):
     from stages import SCREENING_TABLES
 
+    from screening import TITLES
+
     for name in SCREENING_TABLES:
-        assert (run["dir"] / f"{name}.csv").exists() and (run["dir"] / f"{name}.md").read_text().startswith("Table")
+        assert (run["dir"] / f"{name}.csv").exists() and (run["dir"] / f"{name}.md").read_text().startswith(TITLES[name])
     assert "0.854 / 0.801" in (run["dir"] / "table16.md").read_text()
     metrics = json.loads((run["dir"] / "metrics.json").read_text())
     meta = json.loads((run["out"] / "records/digits-recapture.json").read_text())
@@ -164,7 +166,7 @@ def test_tables_metrics_and_figures(run):
     assert ((t18["random"] >= 0) & (t18["random"] <= 1)).all()
     t43 = pd.read_csv(run["dir"] / "table43.csv")
     assert list(t43["target"]) == ["accuracy", "R", "E_tau", "L_k"]
-    for name in ("auroc", "coverage", "probes", "recapture"):
+    for name in ("auroc", "coverage", "probes", "single_probes", "recapture"):
         assert (run["out"] / "figures/screening/digits" / f"{name}.png").stat().st_size > 5000
 
 
@@ -267,3 +269,96 @@ def test_identity_ablation_has_delta_rows(run):
     per_cell = pd.DataFrame(per_cell, columns=["tier", "auroc"])
     for _, row in t25[t25["score"] == "δ"].iterrows():
         assert row["score AUROC"] == pytest.approx(per_cell.loc[per_cell["tier"] == row["tier"], "auroc"].mean(), abs=1e-9)
+
+
+def test_comparison_tables_against_direct_computation(run):
+    """Tables 36-39 (App. E.3, E.4): the clean margin, a single Syn-B probe and TTA18 recomputed here from
+    the records and the probe table, cell by cell with the brute-force coverage, then averaged over the
+    mild cells; Table 39's overall gap from the cell table."""
+    syn, real, probes, cells = run["syn"], run["real"], run["probes"], run["cells"]
+    tiers = condition_tiers(real, "dev")
+    mild = tiers.loc[tiers["tier"] == "mild", "condition"].tolist()
+    assert mild, "the tiny source needs a mild condition for App. E.3/E.4"
+    cols = [f"p{c}" for c in range(10)]
+    clean = probes[probes["probe"] == "clean"].set_index(["model", "image_id"])[cols]
+    tta = probes[probes["probe"] == "tta"].set_index(["model", "image_id", "index"])[cols]
+    probe = syn[syn["condition"] == "gaussian_noise-4"].set_index(["model", "image_id"])["pert_trueprob"]
+    found = {"margin": [], "probe": [], "tta": []}
+    for (model, condition), r in real[real["condition"].isin(mild)].groupby(["model", "condition"]):
+        r = r[(r["split"] == "eval") & (r["clean_pred"] == r["y"])]
+        failed = (r["pert_pred"] != r["y"]).to_numpy()
+        if not failed.any():
+            continue
+        p = np.sort(clean.loc[model].loc[r["image_id"]].to_numpy(), axis=1)
+        t = tta.loc[model].loc[r["image_id"]]
+        true_tta = np.array([t.loc[i].to_numpy()[:, y].mean() for i, y in zip(r["image_id"], r["y"])])
+        found["margin"].append(_expected_coverage(p[:, -2] - p[:, -1], failed, 0.2))
+        found["probe"].append(_expected_coverage(-probe.loc[model].loc[r["image_id"]].to_numpy(), failed, 0.2))
+        found["tta"].append(_expected_coverage(-true_tta, failed, 0.2))
+    t38 = pd.read_csv(run["dir"] / "table38.csv").set_index("baseline")
+    assert t38.loc["clean margin", "coverage q=0.2"] == pytest.approx(np.mean(found["margin"]), abs=1e-9)
+    t36 = pd.read_csv(run["dir"] / "table36.csv").set_index("probe set")
+    assert t36.loc["gaussian_noise-4", "coverage q=0.2"] == pytest.approx(np.mean(found["probe"]), abs=1e-9)
+    assert t36.loc["natural (TTA18)", "coverage q=0.2"] == pytest.approx(np.mean(found["tta"]), abs=1e-9)
+    t37 = pd.read_csv(run["dir"] / "table37.csv").set_index("tier")
+    assert t37.loc["mild", "TTA18 coverage q=0.2"] == pytest.approx(np.mean(found["tta"]), abs=1e-9)
+    m = cells[cells["tier"] == "mild"].set_index(["model", "condition", "score"])["coverage_0.2"].unstack("score")
+    t39 = pd.read_csv(run["dir"] / "table39.csv").set_index("group")
+    assert t39.loc["all models", "U - S"] == pytest.approx((m["neg_U"] - m["neg_S"]).mean(), abs=1e-12)
+    for name in ("table23", "table24"):        # the class-resampled intervals share the point estimate of the group ones
+        table = pd.read_csv(run["dir"] / f"{name}.csv").dropna(subset=["U - S AUROC class [95%]"])
+        assert len(table) and (table["U - S AUROC class [95%]"].str.split(" ").str[0]
+                               == table["U - S AUROC [95%]"].str.split(" ").str[0]).all()
+
+
+def test_strata_and_natural_variants_against_direct_computation(run):
+    """Table 27: S and U AUROC inside each S tercile (per model, over its non-singleton clean-correct
+    evaluation images) by pairwise brute force over every condition; Table 29: both averages with the clean
+    true-class probability added as one more term, by brute-force coverage; Table 32 is empty for the tiny
+    source (2 Syn-B conditions against 18 transforms: no subset applies by index to both lists)."""
+    syn, real, probes = run["syn"], run["real"], run["probes"]
+    evals = real[(real["split"] == "eval") & (real["clean_pred"] == real["y"])]
+    images = evals.drop_duplicates(["model", "image_id"])[["model", "image_id", "y"]]
+    images = images[images.groupby(["model", "y"])["image_id"].transform("size") >= 2]
+    s = syn.groupby(["model", "image_id"]).agg(S=("clean_maxprob", "first"), U=("pert_trueprob", "mean")).reset_index()
+    images = images.merge(s, on=["model", "image_id"]).sort_values(["model", "image_id"])
+    strata = {}
+    for model, part in images.groupby("model"):
+        ranks = part["S"].rank(method="first").to_numpy()
+        edges = 1 + (len(part) - 1) * np.array([1 / 3, 2 / 3])        # pandas.qcut's edges on the ranks 1..n
+        strata.update(zip(zip(part["model"], part["image_id"]), np.array(["low S", "middle S", "high S"])[
+            np.searchsorted(edges, ranks, side="left")]))
+    rows = evals.merge(images[["model", "image_id", "S", "U"]], on=["model", "image_id"])
+    rows["stratum"] = [strata[k] for k in zip(rows["model"], rows["image_id"])]
+    t27 = pd.read_csv(run["dir"] / "table27.csv").set_index("stratum")
+    for stratum, part in rows.groupby("stratum"):
+        aucs = {"S": [], "U": []}
+        for _, cell in part.groupby(["model", "condition"]):
+            failed = (cell["pert_pred"] != cell["y"]).to_numpy()
+            if 0 < failed.sum() < len(cell):
+                aucs["S"].append(_pairs_auroc(-cell["S"].to_numpy(), failed))
+                aucs["U"].append(_pairs_auroc(-cell["U"].to_numpy(), failed))
+        assert t27.loc[stratum, "S AUROC"] == pytest.approx(np.mean(aucs["S"]), abs=1e-9)
+        assert t27.loc[stratum, "U AUROC"] == pytest.approx(np.mean(aucs["U"]), abs=1e-9)
+        assert t27.loc[stratum, "cells"] == len(aucs["U"])
+    tiers = condition_tiers(real, "dev")
+    mild = tiers.loc[tiers["tier"] == "mild", "condition"]
+    wide = probes.set_index(["model", "probe", "index", "image_id"])
+
+    def summed_true(model, r, probe, members):     # true-class probability summed over a probe set's members
+        return np.array([sum(wide.loc[(model, probe, a, i), f"p{y}"] for a in range(members))
+                         for i, y in zip(r["image_id"], r["y"])])
+
+    found = {"corruptions": [], "natural": []}     # both averages with the clean image added as one more term
+    for (model, condition), r in evals[evals["condition"].isin(mild)].groupby(["model", "condition"]):
+        failed = (r["pert_pred"] != r["y"]).to_numpy()
+        if not failed.any():
+            continue
+        clean = summed_true(model, r, "clean", 1)
+        found["corruptions"].append(_expected_coverage(-(summed_true(model, r, "synb", 2) + clean) / 3, failed, 0.2))
+        found["natural"].append(_expected_coverage(-(summed_true(model, r, "tta", 18) + clean) / 19, failed, 0.2))
+    t29 = pd.read_csv(run["dir"] / "table29.csv")
+    row = t29[(t29["q"] == 0.2) & t29["variant"].str.startswith("untransformed")].iloc[0]
+    assert row["corruption average"] == pytest.approx(np.mean(found["corruptions"]), abs=1e-9)
+    assert row["natural average"] == pytest.approx(np.mean(found["natural"]), abs=1e-9)
+    assert (run["dir"] / "table32.csv").read_text().strip() == ""
