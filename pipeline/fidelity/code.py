@@ -27,9 +27,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 
-import numpy as np
 
-from pipeline.fidelity.text import BERTScoreFidelity, ChrFFidelity, bert_f1_pair
+from pipeline.fidelity.text import BERTScoreFidelity, ChrFFidelity
 
 
 def variant_rows(n_inputs: int, variants: int, per_problem: int | None) -> list[int] | None:
@@ -72,11 +71,5 @@ class CodeBERTScoreFidelity(BERTScoreFidelity):
             self._canonical.popitem(last=False)
         return text
 
-    def scores(self, perturbed: Sequence[str]) -> np.ndarray:
-        perturbed = list(perturbed)
-        if len(perturbed) != self.n:
-            raise ValueError(f"perturbed set has {len(perturbed)} texts for {self.n} clean texts")
-        if self.rows is not None:
-            perturbed = [perturbed[i] for i in self.rows]
-        texts = [self._representative(ids, t) for ids, t in zip(self.encoder.token_ids(perturbed), perturbed)]
-        return np.array([bert_f1_pair(c, r) for c, r in zip(self.encoder.encode(texts), self._reference)])
+    def _encodable(self, texts: list[str]) -> list[str]:
+        return [self._representative(ids, t) for ids, t in zip(self.encoder.token_ids(texts), texts)]

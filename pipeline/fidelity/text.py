@@ -119,13 +119,19 @@ class BERTScoreFidelity:
         self.encoder = encoder or default_encoder()
         self._reference = self.encoder.encode(self.clean)  # kept here, whatever the encoder's cache evicts
 
+    def _encodable(self, texts: list[str]) -> list[str]:
+        """The texts the encoder sees for these perturbed texts: themselves (a subclass may hand over
+        texts that encode identically)."""
+        return texts
+
     def scores(self, perturbed: Sequence[str]) -> np.ndarray:
         perturbed = list(perturbed)
         if len(perturbed) != self.n:
             raise ValueError(f"perturbed set has {len(perturbed)} texts for {self.n} clean texts")
         if self.rows is not None:
             perturbed = [perturbed[i] for i in self.rows]
-        return np.array([bert_f1_pair(c, r) for c, r in zip(self.encoder.encode(sides(perturbed)), self._reference)])
+        texts = self._encodable(sides(perturbed))
+        return np.array([bert_f1_pair(c, r) for c, r in zip(self.encoder.encode(texts), self._reference)])
 
     def __call__(self, perturbed: Sequence[str]) -> float:
         return float(self.scores(perturbed).mean())
