@@ -14,3 +14,19 @@ configure_torch()
 import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """benchmark=tiny prepared into a temporary folder (digits CNN, KID features, adequacy profile), once
+    per test module: (spec, folder)."""
+    from _entry import benchmark_spec, compose_job
+
+    from pipeline.preparation import prepare
+
+    folder = tmp_path_factory.mktemp("tiny")
+    spec = benchmark_spec(compose_job(["benchmark=tiny", "model.epochs=1", "benchmark.features.epochs=1"]))
+    prepare(spec, folder, progress=False)
+    return spec, folder

@@ -25,7 +25,6 @@ from pipeline.models.cnn import load_cnn, predict_proba, to_tensor
 from pipeline.models.text_encoder import TextEncoder, default_encoder
 from pipeline.models.torchvision_classifier import TorchvisionClassifier
 from pipeline.perturb.compose import compose
-from pipeline.preparation import prepare
 
 CUDA = torch.cuda.is_available()
 THETAS = [(0, 0), (2, 1), (1, 2), (2, 2)]
@@ -40,15 +39,6 @@ def without_device(spec: dict) -> dict:
     out = {k: v for k, v in spec.items() if k != "device"}
     out["model"] = {k: v for k, v in spec["model"].items() if k != "device"}
     return out
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    """benchmark=tiny prepared into a temporary folder (digits CNN, KID features, adequacy profile)."""
-    folder = tmp_path_factory.mktemp("tiny")
-    spec = benchmark_spec(compose_job(["benchmark=tiny", "model.epochs=1", "benchmark.features.epochs=1"]))
-    prepare(spec, folder, progress=False)
-    return spec, folder
 
 
 @pytest.fixture(scope="module")

@@ -375,3 +375,16 @@ def class_bootstrap(scores: pd.DataFrame, real: pd.DataFrame, stats: Sequence[St
     table = pd.DataFrame(rows).assign(estimate=estimate.ravel(), lo=lo, hi=hi,
                                       cells=kept.reshape(-1, n_draws).mean(1))
     return (table, flat) if return_draws else table
+
+
+def interval_text(table: pd.DataFrame, stat: str, tier: str, metric: str | None = None) -> str:
+    """"+estimate [lo, hi]" of one stat of an interval table (`group_bootstrap`'s, of one metric, or
+    `class_bootstrap`'s with its `metric` column); "" when absent or undefined."""
+    mask = (table["stat"] == stat) & (table["tier"] == tier)
+    if metric is not None:
+        mask &= table["metric"] == metric
+    part = table[mask]
+    if part.empty or not np.isfinite(part["estimate"].iloc[0]):
+        return ""
+    r = part.iloc[0]
+    return f"{r['estimate']:+.3f} [{r['lo']:+.3f}, {r['hi']:+.3f}]"

@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from pipeline.paired.screening import interval_text
+
 CONTROL_SCORES = ("neg_margin", "entropy", "neg_agree")
 CONTROL_LABELS = {"neg_margin": "clean margin", "entropy": "clean entropy", "neg_agree": "TTA agreement"}
 A3_SCORES = (("neg_A3_corr", "A3 corruptions"), ("neg_A3_nat", "A3 natural"))
@@ -37,21 +39,6 @@ def clean_controls(clean_proba, tta_proba) -> dict[str, np.ndarray]:
         entropy = -np.where(p > 0, p * np.log(p), 0.0).sum(1)
     agree = (tta.argmax(2) == p.argmax(1)[None, :]).mean(0)
     return {"neg_margin": top2[:, 0] - top2[:, 1], "entropy": entropy, "neg_agree": -agree}
-
-
-def _row(table: pd.DataFrame, stat: str, tier: str, metric: str | None = None) -> pd.Series | None:
-    mask = (table["stat"] == stat) & (table["tier"] == tier)
-    if metric is not None:
-        mask &= table["metric"] == metric
-    part = table[mask]
-    return None if part.empty or not np.isfinite(part["estimate"].iloc[0]) else part.iloc[0]
-
-
-def interval_text(table: pd.DataFrame, stat: str, tier: str, metric: str | None = None) -> str:
-    """"+estimate [lo, hi]" of one stat of an interval table (a group table of one metric, or the class
-    table with its `metric` column); "" when absent or undefined."""
-    r = _row(table, stat, tier, metric)
-    return "" if r is None else f"{r['estimate']:+.3f} [{r['lo']:+.3f}, {r['hi']:+.3f}]"
 
 
 def _means(cells: pd.DataFrame, tier: str) -> pd.DataFrame:

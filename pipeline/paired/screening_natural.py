@@ -24,10 +24,9 @@ import numpy as np
 import pandas as pd
 
 from pipeline.paired.recapture_records import probe_arrays
-from pipeline.paired.screening import evaluate_cells, group_bootstrap
-from pipeline.paired.screening_controls import interval_text
+from pipeline.paired.screening import evaluate_cells, group_bootstrap, interval_text
 from pipeline.paired.screening_probes import probe_average
-from pipeline.paired.screening_subsets import subset_table, synthetic_members
+from pipeline.paired.screening_subsets import SUBSET_COLUMNS, subset_table
 
 NOT_REPRODUCED = ("native scoring rule: the embedded zoo's probabilities are already its native outputs; "
                   "development-selected TTA_sel / U_sel: the 30-transform candidate pool is not evaluated")
@@ -76,18 +75,18 @@ def untransformed_table(scores: pd.DataFrame, real: pd.DataFrame, probes: pd.Dat
     return pd.DataFrame(rows)
 
 
-def natural_prefix_table(synthetic: pd.DataFrame, scores: pd.DataFrame, real: pd.DataFrame, probes: pd.DataFrame,
+def natural_prefix_table(table28: pd.DataFrame, scores: pd.DataFrame, real: pd.DataFrame, probes: pd.DataFrame,
                          tiers: pd.DataFrame, source: str, q: float,
                          subsets: Sequence[tuple[str, tuple[int, ...]]]) -> pd.DataFrame:
-    """Table 32 (module docstring): one block of `subset_table` rows per probe list, on the same subsets;
-    empty when the lists differ in length."""
-    conditions = list(dict.fromkeys(synthetic["condition"]))
-    shared = [(f, s) for f, s in subsets if not f.startswith("severity")]
-    lists = {"corruptions (Syn-B)": synthetic_members(synthetic, scores, conditions),
-             "natural (TTA18)": probe_members(probes, scores, "tta")}
-    if len({v.shape[1] for members in lists.values() for v in members.values()}) != 1:
+    """Table 32 (module docstring): Table 28's rows of the shared subset families for the corruptions
+    (`table28`, computed on the same subsets) and `subset_table` of TTA18 for the natural list; empty when
+    the lists differ in length."""
+    natural = probe_members(probes, scores, "tta")
+    if {v.shape[1] for v in natural.values()} != {len(subsets[-1][1])}:     # subsets[-1] is "all" (prefix_subsets)
         return pd.DataFrame()          # subsets by index need lists of one length (18 and 18 in the paper)
-    parts = [subset_table(scores, real, tiers, source, q, shared, members).assign(**{"probe list": name})
-             for name, members in lists.items()]
+    shared = [(f, s) for f, s in subsets if not f.startswith("severity")]
+    corruptions = table28[table28["subsets"].isin({f for f, _ in shared})][SUBSET_COLUMNS]
+    parts = [corruptions.assign(**{"probe list": "corruptions (Syn-B)"}),
+             subset_table(scores, real, tiers, source, q, shared, natural).assign(**{"probe list": "natural (TTA18)"})]
     out = pd.concat(parts, ignore_index=True)
-    return out[["probe list", *[c for c in out.columns if c != "probe list"]]]
+    return out[["probe list", *SUBSET_COLUMNS]]

@@ -18,8 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pipeline.paired.screening import eligible_images, evaluate_cells, group_bootstrap
-from pipeline.paired.screening_controls import interval_text
+from pipeline.paired.screening import eligible_images, evaluate_cells, group_bootstrap, interval_text
 from pipeline.paired.screening_scores import average_draws, identity_controls
 
 STRATA = ("low S", "middle S", "high S")

@@ -28,8 +28,7 @@ import pandas as pd
 
 from pipeline.paired.records import SPLITS
 from pipeline.paired.screening import (class_bootstrap, condition_tiers, evaluate_cells, group_bootstrap,
-                                       summarize_cells)
-from pipeline.paired.screening_controls import interval_text
+                                       interval_text, summarize_cells)
 from pipeline.paired.screening_tables import BASE_SCORES, SCORE_LABELS, _mean, _paper, _tiers_present, model_scores
 
 # The paper's mild-tier gaps on the development half (ES / Diverse), App. E text around Tables 23 and 24:

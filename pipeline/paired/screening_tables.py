@@ -34,9 +34,9 @@ import pandas as pd
 from pipeline.paired.recapture_records import probe_arrays
 from pipeline.paired.screening import (TIERS, budget_size, cell_metrics, class_bootstrap, condition_tiers,
                                        coverage_ceiling, eligible_images, evaluate_cells, group_bootstrap,
-                                       summarize_cells)
+                                       interval_text, summarize_cells)
 from pipeline.paired.screening_controls import (CONTROL_LABELS, CONTROL_SCORES, a3_table, baselines_table, budget_table,
-                                                clean_controls, group_table, interval_text, tier_table)
+                                                clean_controls, group_table, tier_table)
 from pipeline.paired.screening_natural import natural_prefix_table, untransformed_table
 from pipeline.paired.screening_probe_sets import capture_table, probe_set_table
 from pipeline.paired.screening_probes import a3rank, probe_average
@@ -355,7 +355,7 @@ def screening_tables(synthetic: pd.DataFrame, real: pd.DataFrame, probes: pd.Dat
         paper = PAPER["probes_mild"]
         tables["table29"] = untransformed_table(scores, real, probes, tiers, source, budgets, n_group,
                                                 np.random.default_rng([settings["seed"], 4]))
-        tables["table32"] = natural_prefix_table(synthetic, scores, real, probes, tiers, source, q, subsets)
+        tables["table32"] = natural_prefix_table(tables["table28"], scores, real, probes, tiers, source, q, subsets)
         tables["table37"] = tier_table(cells, groups, classes, q, _tiers_present(cells),
                                        f"coverage {_paper(paper['coverage corruption - natural (mean)'])}; "
                                        f"AUROC {_paper(paper['auroc corruption - natural (mean)'])}")

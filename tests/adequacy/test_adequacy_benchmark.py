@@ -5,20 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import pytest
-from _entry import benchmark_spec, compose_job
 
 from pipeline.adequacy import ActivationProfile
 from pipeline.builders import build_benchmark
-from pipeline.preparation import prepare
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("tiny")
-    spec = benchmark_spec(compose_job(["benchmark=tiny", "model.epochs=1", "benchmark.features.epochs=1"]))
-    prepare(spec, folder, progress=False)
-    return spec, folder
 
 
 def test_prepare_writes_the_training_profile(tiny):
