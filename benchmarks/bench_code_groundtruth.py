@@ -9,6 +9,7 @@ of the full space on `--workers` processes (the stage's `workers=0` on this mach
 
     python benchmarks/bench_code_groundtruth.py [--tasks 3] [--workers 2] [override ...]
     python benchmarks/bench_code_groundtruth.py benchmark.dataset.problems=40
+    python benchmarks/bench_code_groundtruth.py --quick   # one task on the first 8 problems (seconds)
 """
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
 from pipeline.numerics import configure_torch, ensure_pinned  # noqa: E402
 
@@ -29,24 +29,29 @@ ensure_pinned()
 
 import numpy as np  # noqa: E402
 
+QUICK_PROBLEMS = 8
+
 
 def main() -> None:
+    """Prepare, build and time the sampled tasks; print the split, the cache statistics and the projection."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", type=int, default=3, help="ground-truth tasks (36 configurations each) to time")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes of the projected full run")
+    parser.add_argument("--quick", action="store_true", help=f"one task on the first {QUICK_PROBLEMS} problems (overrides still apply)")
     parser.add_argument("overrides", nargs="*", default=[])
     args = parser.parse_args()
     configure_torch()
 
-    from _entry import benchmark_spec, compose_job
+    from _spec import benchmark_spec
 
     from pipeline.builders import build_benchmark
     from pipeline.groundtruth import configs_of, tasks_for_shard
     from pipeline.perturb.compose import PrefixCache
     from pipeline.preparation import prepare
 
-    cfg = compose_job(["benchmark=humaneval", *args.overrides])
-    spec = benchmark_spec(cfg)
+    quick = [f"benchmark.dataset.problems={QUICK_PROBLEMS}"] if args.quick else []
+    spec = benchmark_spec(["benchmark=humaneval", *quick, *args.overrides])
+    n_tasks = 1 if args.quick else args.tasks
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         metrics = prepare(spec, tmp)
@@ -54,7 +59,7 @@ def main() -> None:
         t0 = time.perf_counter()
         bench = build_benchmark(spec, tmp)
         t_build = time.perf_counter() - t0
-    predictor = bench.predict
+    predictor = bench.predict.__self__.predictor  # the RobustPassPredictor of the model under test (pipeline.code.assets)
     originals = dict(bench.fidelity)
     timed = {}
     for name, phi in list(bench.fidelity.items()):
@@ -74,7 +79,7 @@ def main() -> None:
     space = bench.space
     tasks = tasks_for_shard(space)
     rng = np.random.default_rng(0)
-    sample = sorted(tasks[i] for i in rng.choice(len(tasks), min(args.tasks, len(tasks)), replace=False))
+    sample = sorted(tasks[i] for i in rng.choice(len(tasks), min(n_tasks, len(tasks)), replace=False))
     runs0, hits0, exec0, model0 = predictor.cache.runs, predictor.cache.hits, predictor.cache.seconds, predictor.seconds_model
     perturb = 0.0
     n = 0

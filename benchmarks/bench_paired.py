@@ -10,6 +10,7 @@
 
     python benchmarks/bench_paired.py                 # full sizes
     python benchmarks/bench_paired.py --scale 0.1     # a quick look
+    python benchmarks/bench_paired.py --quick         # --scale 0.001: seconds
 """
 from __future__ import annotations
 
@@ -22,9 +23,10 @@ import pandas as pd
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from pipeline.paired import cell_bounds, policy_analysis
-from pipeline.paired.thresholds import POLICY_COVERAGES
+from pipeline.paired.identification.thresholds import POLICY_COVERAGES
 
 LAMS = np.round(np.linspace(0.0, 1.0, 11), 10)
+QUICK_SCALE = 0.001
 
 
 def synthetic_cell(rng: np.random.Generator, n_classes: int, sizes, n_labels: int) -> pd.DataFrame:
@@ -158,12 +160,15 @@ def timed(fn):
 
 
 def main() -> None:
+    """The three measurements, each against its reference in this run."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the cell counts to run")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help=f"--scale {QUICK_SCALE} (seconds)")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
-    n_analytic, n_policy, n_big = (max(2, int(round(c * args.scale))) for c in (10_000, 450, 45))
+    scale = QUICK_SCALE if args.quick else args.scale
+    n_analytic, n_policy, n_big = (max(2, int(round(c * scale))) for c in (10_000, 450, 45))
 
     # warm-up: numba compilation / cache load and imports are not part of the measured runs
     warm = synthetic_cell(rng, 10, (50,), 10)

@@ -1,6 +1,7 @@
 """Ground truth of a second model from the perturbation store (warm) against in-memory prefix reuse
 (cold, what `Benchmark.evaluate_many` does by default), on the embedded digits benchmark, measured in
-one process (needs the prepare stage's data/digits/: splits.npz, model.pt, features.pt).
+one process, on the prepare stage's data/digits/ (splits.npz, model.pt, features.pt), or on the digits
+benchmark prepared into a temporary folder when data/digits/ is not there.
 
 The perturbation store is filled once for a subset of Θ (the configurations of `n_tasks` random
 (θ_1, θ_2) prefixes, 36 each, as the ground-truth stage schedules them); the second model (the
@@ -10,6 +11,7 @@ cold and warm seconds per configuration (the best run of each), in total and for
 alone, as ratios; the store's bytes per configuration and the projected size of the full 6^4 space.
 
     .venv/bin/python benchmarks/bench_perturb_store.py [n_tasks] [--fidelity ssim,kid] [--repeats 2]
+    .venv/bin/python benchmarks/bench_perturb_store.py --quick   # one prefix, one run each, 40 test images
 
 The warm reads come from the page cache (the store was just written), as they would for a model
 evaluated soon after the fill; a cold disk adds its read time, about 1.1 MB per configuration.
@@ -17,6 +19,7 @@ evaluated soon after the fill; a cold disk adds its read time, about 1.1 MB per 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import sys
 import tempfile
@@ -28,31 +31,35 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _spec import benchmark_spec, digits_data  # noqa: E402
+
 from pipeline.numerics import configure_torch, ensure_pinned  # noqa: E402
 
-PERTURBATIONS = ["speckle_noise", "glass_blur", "brightness", "pixelate"]  # conf/benchmark/digits.yaml
-LEVELS = 6
+QUICK_IMAGES = 40
 
 
-def digits_spec(fidelity: list[str]) -> dict:
-    """The digits benchmark spec that `pipeline.builders.build_benchmark` reads (the stage's defaults)."""
-    return {"name": "digits", "dataset": {"kind": "digits", "test_limit": None}, "model": {"kind": "digits_cnn"},
-            "features": {"kind": "digits_cnn"}, "perturbations": PERTURBATIONS, "levels": LEVELS,
-            "task_metric": "accuracy", "fidelity": fidelity, "kid": {"subset_size": 1000, "subsets": 100},
-            "seed": 0, "batch_size": 512}
+def digits_spec(fidelity: list[str], quick: bool) -> dict:
+    """The digits benchmark spec of conf/ with fidelity metrics `fidelity`, without the adequacy observer (it
+    reads the layers of the model under test, not of the second model timed here); `quick`: 40 test images."""
+    return benchmark_spec(["benchmark=digits", f"fidelity=[{','.join(fidelity)}]", "benchmark.adequacy=null",
+                           *([f"benchmark.dataset.test_limit={QUICK_IMAGES}"] if quick else [])])
 
 
-def main(n_tasks: int, fidelity: list[str], repeats: int) -> None:
+def main(n_tasks: int, fidelity: list[str], repeats: int, quick: bool) -> None:
+    """Fill the store for `n_tasks` random tasks, then time the second model cold and warm `repeats` times."""
+    with contextlib.ExitStack() as stack:
+        measure(digits_data(stack, quick), digits_spec(fidelity, quick), n_tasks, repeats)
+
+
+def measure(data_dir: Path, spec: dict, n_tasks: int, repeats: int) -> None:
+    """The fill, the cold and warm runs of the second model and the store's size, printed."""
     from pipeline.builders import build_benchmark
     from pipeline.groundtruth import configs_of, tasks_for_shard
     from pipeline.models.cnn import load_cnn, predict_proba
     from pipeline.perturb.compose import compose
     from pipeline.perturb.materialize import PerturbationStore, materialize
 
-    data_dir = ROOT / "data" / "digits"
-    if not (data_dir / "features.pt").is_file():
-        sys.exit(f"{data_dir} lacks the prepared digits assets: run `python scripts/prepare.py` (or `make repro`) first")
-    first = build_benchmark(digits_spec(fidelity), data_dir)
+    first = build_benchmark(spec, data_dir)
     second_net = load_cnn(data_dir / "features.pt")
     bench = dataclasses.replace(first, predict=lambda x: predict_proba(second_net, x, 512).argmax(1))
     space = bench.space
@@ -87,7 +94,7 @@ def main(n_tasks: int, fidelity: list[str], repeats: int) -> None:
         size, stored = store.size_bytes(), fill["configurations"]
 
     n = len(thetas)
-    print(f"{n} configurations of prefixes {prefixes} on {len(bench.labels)} test images, fidelity {fidelity}")
+    print(f"{n} configurations of prefixes {prefixes} on {len(bench.labels)} test images, fidelity {spec['fidelity']}")
     print(f"fill: {fill['seconds']:.2f} s ({fill['applications']} transform applications per input, "
           f"{fill['chunks_written']} chunks)")
     print(f"second-model ground truth: cold {t_cold / n:.4f} s/config, warm {t_warm / n:.4f} s/config "
@@ -98,7 +105,7 @@ def main(n_tasks: int, fidelity: list[str], repeats: int) -> None:
           f"(the fill is paid once for every later model)")
     per_config = size / stored
     print(f"store: {size / 1e6:.1f} MB for {stored} configurations, {per_config / 1e6:.3f} MB/config "
-          f"(raw images {bench.clean.nbytes / 1e6:.3f} MB); projected full {LEVELS}^{len(PERTURBATIONS)} space "
+          f"(raw images {bench.clean.nbytes / 1e6:.3f} MB); projected full {space.levels}^{space.n_dims} space "
           f"({space.size - 1} stored configurations): {per_config * (space.size - 1) / 1e9:.2f} GB")
 
 
@@ -109,5 +116,11 @@ if __name__ == "__main__":
     parser.add_argument("n_tasks", type=int, nargs="?", default=2, help="(θ_1, θ_2) prefixes to evaluate, 36 configurations each")
     parser.add_argument("--fidelity", default="ssim,kid", help="comma-separated fidelity metrics of the ground-truth rows")
     parser.add_argument("--repeats", type=int, default=2, help="cold and warm runs, alternating; the best of each is printed")
+    parser.add_argument("--quick", action="store_true", help=f"one prefix, one run each, {QUICK_IMAGES} test images; networks "
+                        "trained one epoch when data/digits/ is not prepared")
     args = parser.parse_args()
-    main(args.n_tasks, [m for m in args.fidelity.split(",") if m], args.repeats)
+    fidelity = [m for m in args.fidelity.split(",") if m]
+    if args.quick:
+        main(1, fidelity, 1, quick=True)
+    else:
+        main(args.n_tasks, fidelity, args.repeats, quick=False)

@@ -7,6 +7,7 @@ its tier (mild >= 40%, severe 20% to < 40%, extreme < 20%) and the tier counts, 
 
     python benchmarks/bench_recapture_tiers.py              # all development images
     python benchmarks/bench_recapture_tiers.py --limit 100  # a quick look
+    python benchmarks/bench_recapture_tiers.py --quick      # --limit 10 (seconds)
 """
 from __future__ import annotations
 
@@ -30,7 +31,11 @@ MODELS = (
 )
 
 
+QUICK_LIMIT = 10
+
+
 def main(seed: int = 0, limit: int | None = None) -> None:
+    """Train the three models, recapture the development images (the first `limit`) under every condition, print."""
     from pipeline.data.digits import load_digits_splits
     from pipeline.models.zoo import build_model
     from pipeline.perturb.recapture import recapture, recapture_conditions, tier_of
@@ -68,5 +73,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--limit", type=int, default=None, help="use the first N development images")
+    parser.add_argument("--quick", action="store_true", help=f"--limit {QUICK_LIMIT}")
     args = parser.parse_args()
-    main(args.seed, args.limit)
+    main(args.seed, QUICK_LIMIT if args.quick else args.limit)

@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_search.py            # sample of 16 grid settings x 2 seeds
     .venv/bin/python benchmarks/bench_search.py --full     # one seed of all 64 settings
+    .venv/bin/python benchmarks/bench_search.py --quick    # fewer generations, seeds, proposals, grid runs (seconds)
 
 Prints, on a synthetic 6^4 ground-truth table (B = 6,480, the table oracle, so only search overhead
 is measured): (1) one TestNav generation with this package's array path against pymoo's own
@@ -80,28 +81,34 @@ def generation_pymoo(problem: GroundTruth, mu: int, generations: int, rng: np.ra
 
 
 def main() -> None:
+    """The three measurements on the synthetic table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="time one seed of all 64 grid settings instead of a sample")
+    parser.add_argument("--quick", action="store_true", help="10 generations in (1); one seed and budget |Θ|/4 in (2); 4 grid runs in (3)")
     args = parser.parse_args()
     space = Space(NAMES4, 6)
     problem = GroundTruth.from_table(synthetic_table(space), "synthetic", "ssim")
     B = 5 * space.size
+    generations, seeds, budget = (10, (0,), space.size // 4) if args.quick else (60, (0, 1), B)
     print(f"synthetic 6^4 table, |P*| = {int(problem.pareto.sum())}, B = {B}, cores = {os.cpu_count()}, load = {os.getloadavg()[0]:.1f}")
 
     print("\n(1) one TestNav generation, array path vs pymoo Population machinery (reference)")
     for mu in (20, 110):
-        fast = generation_array(problem, mu, 60, np.random.default_rng(0))
-        ref = generation_pymoo(problem, mu, 60, np.random.default_rng(0))
+        fast = generation_array(problem, mu, generations, np.random.default_rng(0))
+        ref = generation_pymoo(problem, mu, generations, np.random.default_rng(0))
         print(f"  mu={mu:>3}: {fast * 1e3:6.2f} ms vs {ref * 1e3:6.2f} ms per generation -> {ref / fast:4.1f}x faster")
 
-    print("\n(2) search overhead per proposal, defaults (eta_c=1, eta_m=5, mu=110), 2 seeds")
+    print(f"\n(2) search overhead per proposal, defaults (eta_c=1, eta_m=5, mu=110), {len(seeds)} seed(s), budget {budget}")
     for method in METHODS:
         t = time.perf_counter()
-        n = sum(len(run_search(method, problem.oracle, space, B, seed)) for seed in (0, 1))
-        print(f"  {method:<11} {(time.perf_counter() - t) / n * 1e6:7.1f} us/proposal ({n // 2} proposals per run)")
+        n = sum(len(run_search(method, problem.oracle, space, budget, seed)) for seed in seeds)
+        print(f"  {method:<11} {(time.perf_counter() - t) / n * 1e6:7.1f} us/proposal ({n // len(seeds)} proposals per run)")
 
     settings = grid([1, 5, 10, 15], [1, 5, 10, 15], [20, 50, 80, 110])
-    if args.full:
+    if args.quick:
+        sample = [s for s in settings if s["eta_c"] in (1, 15) and s["eta_m"] == 5 and s["mu"] in (20, 110)]
+        jobs = [dict(problem=problem, setting=s, seed=0, budget=5 * problem.space.size) for s in sample]
+    elif args.full:
         jobs = [dict(problem=problem, setting=s, seed=0, budget=5 * problem.space.size) for s in settings]
     else:
         sample = [s for s in settings if s["eta_c"] in (1, 15) and s["eta_m"] in (1, 15)]

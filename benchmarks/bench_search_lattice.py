@@ -4,6 +4,7 @@ axis, and the unique configurations u and proposals b needed to reach Recall@P* 
     .venv/bin/python benchmarks/bench_search_lattice.py                      # synthetic tables (below)
     .venv/bin/python benchmarks/bench_search_lattice.py outputs/groundtruth/digits.parquet
     .venv/bin/python benchmarks/bench_search_lattice.py --seeds 3 --methods pnd,random --workers 2
+    .venv/bin/python benchmarks/bench_search_lattice.py --quick   # one seed, no GP-PND, the synthetic_table fixture only
 
 Tables. With a ground-truth table path (the `groundtruth` stage's parquet), every fidelity metric of
 that table. Without one, two synthetic 6^4 tables: `synthetic_table` of tests/search/search_fixtures.py
@@ -39,6 +40,8 @@ from pipeline.search.monotonicity import edge_monotonicity  # noqa: E402
 from pipeline.search.parallel import map_runs  # noqa: E402
 from pipeline.search.recovery import recovery_markdown, recovery_table  # noqa: E402
 from pipeline.space import Space  # noqa: E402
+
+DEFAULT_METHODS = ("pnd", "testnav", "testnav:rank_crowding", "random")
 
 
 def near_monotone_table(space: Space, seed: int = 0, n_inputs: int = 360) -> pd.DataFrame:
@@ -115,14 +118,24 @@ def report(problem: GroundTruth, runs: pd.DataFrame, methods: list[str]) -> None
 
 
 def main() -> None:
+    """Every benchmark-metric pair of the tables: the per-method summary, then the recovery table."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("table", nargs="?", help="a ground-truth table (parquet); default: the synthetic tables")
     parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--methods", default="pnd,testnav,testnav:rank_crowding,random")
+    parser.add_argument("--methods", default=None, help=f"default: {','.join(DEFAULT_METHODS)} (--quick: without pnd)")
     parser.add_argument("--workers", type=int, default=1, help="processes (0 = all cores)")
     parser.add_argument("--realistic-seed", type=int, default=0, help="seed of near_monotone_table")
+    parser.add_argument("--quick", action="store_true", help="one seed, no pnd unless --methods names it; without a table, "
+                        "the synthetic_table fixture only")
     args = parser.parse_args()
-    methods = args.methods.split(",")
+    seeds = 1 if args.quick else args.seeds
+    if args.methods is not None:
+        methods = args.methods.split(",")
+    elif args.quick:
+        methods = [m for m in DEFAULT_METHODS if m != "pnd"]
+        print("--quick: GP-PND (pnd) left out, its Gaussian-process runs take seconds each; name it in --methods to run it")
+    else:
+        methods = list(DEFAULT_METHODS)
     unknown = sorted({m.partition(":")[0] for m in methods} - set(METHODS))
     if unknown:
         parser.error(f"unknown methods {unknown}; valid: {', '.join(METHODS)}")
@@ -131,11 +144,13 @@ def main() -> None:
         tables = {path.stem: pd.read_parquet(path)}
     else:
         space = Space(NAMES4, 6)
-        tables = {"fixture": synthetic_table(space), f"near_monotone{args.realistic_seed}": near_monotone_table(space, args.realistic_seed)}
+        tables = {"fixture": synthetic_table(space)}
+        if not args.quick:
+            tables[f"near_monotone{args.realistic_seed}"] = near_monotone_table(space, args.realistic_seed)
     problems = [GroundTruth.from_table(table, name, metric) for name, table in tables.items() for metric in table_metrics(table)]
     all_runs = []
     for problem in problems:
-        jobs = [dict(problem=problem, method=m, seed=s) for m in methods for s in range(args.seeds)]
+        jobs = [dict(problem=problem, method=m, seed=s) for m in methods for s in range(seeds)]
         runs = pd.DataFrame(list(map_runs(one_run, jobs, args.workers, progress=False)))
         report(problem, runs, methods)
         all_runs.append(runs.assign(space_size=problem.space.size))

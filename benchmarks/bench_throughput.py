@@ -15,11 +15,13 @@ On CUDA it also reports the peak memory torch allocated per batch size and, when
 mean GPU utilisation it sampled during each run (every 100 ms). Device results agree with the CPU within
 `pipeline.device.CUDA_TOLERANCE`, not bitwise.
 
-    .venv/bin/python benchmarks/bench_throughput.py --quick        # CPU: a few minutes
+    .venv/bin/python benchmarks/bench_throughput.py --quick        # seconds (on a CPU without the vit_b_16 parts)
     .venv/bin/python benchmarks/bench_throughput.py                # the full sweep (meant for a GPU)
     .venv/bin/python benchmarks/bench_throughput.py --device cpu   # force the CPU
 
 Needs the prepare stage's data/digits/ (or it prepares the digits benchmark into a temporary folder).
+`--quick` shrinks every size; on a CPU it also leaves out the vit_b_16 parts (one 224×224 forward pass of
+its 86M parameters takes a good part of a second per image on one core) and says so.
 """
 from __future__ import annotations
 
@@ -28,13 +30,13 @@ import contextlib
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
+
+from _spec import benchmark_spec, digits_data  # noqa: E402
 
 from pipeline.numerics import configure_torch, ensure_pinned  # noqa: E402
 
@@ -101,13 +103,12 @@ def report(label: str, batches: list[int], reference: int, seconds: dict[int, di
 
 def digits_groundtruth(data_dir: Path, device, batches: list[int], n_configs: int, seed: int) -> None:
     import numpy as np
-    from _entry import benchmark_spec, compose_job
 
     from pipeline.builders import build_benchmark
 
     seconds, notes, reference = {}, {}, 512
     for b in sorted(set(batches) | {reference}):
-        spec = benchmark_spec(compose_job(["benchmark=digits", f"device={device}", f"benchmark.batch_size={b}"]))
+        spec = benchmark_spec(["benchmark=digits", f"device={device}", f"benchmark.batch_size={b}"])
         bench = build_benchmark(spec, data_dir)
         rng = np.random.default_rng(seed)
         thetas = sorted({tuple(int(v) for v in rng.integers(0, bench.space.levels, bench.space.n_dims)) for _ in range(n_configs)})
@@ -122,17 +123,17 @@ def vit_benchmark(data_dir: Path, device, batch: int, n_images: int):
     import torch
 
     from pipeline.benchmark import Benchmark, accuracy
-    from pipeline.builders import MODELS
     from pipeline.fidelity.ssim import SSIMFidelity
+    from pipeline.models.under_test import Torchvision
     from pipeline.perturb.registry import get_perturbation
+    from pipeline.plugins import predictions_of
     from pipeline.space import Space
 
     with np.load(data_dir / "splits.npz") as z:
         x, y = z["test_x"][:n_images], z["test_y"][:n_images]
     clean = np.ascontiguousarray(x.repeat(7, axis=1).repeat(7, axis=2))  # 32 → 224 px
     torch.manual_seed(0)  # the random weights
-    predict = MODELS["torchvision"]({"kind": "torchvision", "arch": "vit_b_16", "num_classes": 10, "input_size": 224,
-                                     "device": str(device)}, data_dir, batch)
+    predict = predictions_of(Torchvision("vit_b_16", 10, None, 224, device=str(device), batch_size=batch))
     space = Space(VIT_PERTURBATIONS, 6)
     return Benchmark(name="vit_b_16", space=space, perturbations=[get_perturbation(n) for n in space.names], clean=clean,
                      labels=y, predict=predict, task_metric=accuracy, fidelity={"ssim": SSIMFidelity(clean, device=device)})
@@ -165,7 +166,7 @@ def inference(label: str, net, images, device, batches: list[int], reference: in
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes that finish in a few minutes on 2 CPU cores")
+    parser.add_argument("--quick", action="store_true", help="small sizes that finish in seconds; on a CPU without vit_b_16")
     parser.add_argument("--device", default=None, help="cpu, cuda or cuda:<n> (default: cuda if available, else cpu)")
     args = parser.parse_args()
     ensure_pinned()
@@ -181,28 +182,25 @@ def main() -> None:
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {torch.get_num_threads()} torch thread(s)"
     print(f"device: {device} ({name}); torch {torch.__version__}; {'--quick' if args.quick else 'full'} sizes")
     if args.quick:
-        digits_batches, n_configs, vit_batches, vit_images, vit_thetas = [32, 128, 512], 6, [8, 16], 16, [(0, 0, 1), (0, 2, 3)]
-        cnn_batches, cnn_stack, vit_inf_batches, vit_stack = [32, 128, 512, 1024], 2048, [4, 8, 16], 16
+        digits_batches, n_configs, vit_batches, vit_images, vit_thetas = [32, 512], 2, [8, 16], 16, [(0, 0, 1), (0, 2, 3)]
+        cnn_batches, cnn_stack, vit_inf_batches, vit_stack = [32, 512, 1024], 1024, [4, 8, 16], 16
     else:
         digits_batches, n_configs, vit_batches, vit_images, vit_thetas = [32, 64, 128, 256, 512], 24, [32, 64, 128, 256], 256, \
             [(0, 0, 1), (0, 2, 3), (1, 0, 0), (3, 3, 3), (5, 1, 2)]
         cnn_batches, cnn_stack, vit_inf_batches, vit_stack = [32, 64, 128, 256, 512, 1024], 16384, [32, 64, 128, 256, 512, 1024], 2048
+    vit = not (args.quick and device.type == "cpu")
     with contextlib.ExitStack() as stack:
-        data_dir = ROOT / "data" / "digits"
-        if not (data_dir / "model.pt").exists():
-            from _entry import benchmark_spec, compose_job
-
-            from pipeline.preparation import prepare
-
-            data_dir = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-            print(f"no prepared data/digits/: preparing the digits benchmark into {data_dir}")
-            prepare(benchmark_spec(compose_job(["benchmark=digits"])), data_dir, progress=False)
+        data_dir = digits_data(stack, args.quick)
         digits_groundtruth(data_dir, device, digits_batches, n_configs, seed=0)
-        vit_groundtruth(data_dir, device, vit_batches, vit_images, vit_thetas)
+        if vit:
+            vit_groundtruth(data_dir, device, vit_batches, vit_images, vit_thetas)
         with np.load(data_dir / "splits.npz") as z:
             x = z["test_x"]
         cnn_images = np.resize(x, (cnn_stack,) + x.shape[1:])
         inference("digits CNN", load_cnn(data_dir / "model.pt"), cnn_images, device, cnn_batches, 512)
+        if not vit:
+            print("\nvit_b_16 ground truth and inference left out: --quick on a CPU (run without --quick, or on a GPU)")
+            return
         torch.manual_seed(0)
         vit_images_224 = np.resize(x, (vit_stack,) + x.shape[1:]).repeat(7, axis=1).repeat(7, axis=2)
         inference("vit_b_16 (224×224)", TorchvisionClassifier("vit_b_16", 10, None, 224), vit_images_224, device, vit_inf_batches,

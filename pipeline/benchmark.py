@@ -14,9 +14,9 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from pipeline.catalog import TASK_METRICS
 from pipeline.perturb.compose import PrefixCache, compose
 from pipeline.perturb.registry import Perturbation
-from pipeline.registry import Registry
 from pipeline.space import Space
 
 Predict = Callable[[Any], np.ndarray]
@@ -30,11 +30,8 @@ def accuracy(predictions: np.ndarray, labels: np.ndarray) -> float:
     return float(np.mean(np.asarray(predictions) == np.asarray(labels)))
 
 
-TASK_METRICS: Registry[TaskMetric] = Registry("task metric")
-TASK_METRICS.register("accuracy", accuracy)
-
-
 def get_task_metric(name: str) -> TaskMetric:
+    """ψ called `name` in the catalog, or a plug-in's import path `module:function`."""
     return TASK_METRICS.get(name)
 
 

@@ -4,7 +4,8 @@ that compute it, the versions of the libraries that change its numbers, and the 
 The modules are found from imports, not from a hand-kept list: `module_closure` follows every `import`
 statement (module level and inside functions) that names a project module, transitively, and
 `source_fingerprint` hashes the files it reached. The same closure gives each DVC stage its code
-dependencies (`scripts/stages.py`), so a cache key and a stage's deps cannot disagree.
+dependencies (`scripts/stages.py`, from the closure of `scripts.<stage>`), so a cache key and a stage's
+deps cannot disagree.
 """
 from __future__ import annotations
 
@@ -19,11 +20,11 @@ from typing import Any, Iterable
 from pipeline.numerics import PINNED
 
 ROOT = Path(__file__).resolve().parents[1]
-SEARCH_PATH = (ROOT, ROOT / "scripts")  # where project modules live: the package and the stage scripts
-PROJECT_PACKAGES = ("pipeline",)
+SEARCH_PATH = (ROOT,)  # where project modules live
+PROJECT_PACKAGES = ("pipeline", "scripts")  # the library and the stage scripts (`scripts.<stage>`)
 # Modules that check or route but compute no value: their own source counts, what they import to check
 # names against the registries (or to list the stages) does not.
-LEAVES = ("pipeline.config", "stages")
+LEAVES = ("pipeline.config", "scripts.stages")
 
 # Distributions whose versions can change a computed number (kernels, RNG streams, file encodings).
 NUMERIC_LIBRARIES = ("numpy", "scipy", "torch", "torchvision", "torchmetrics", "scikit-image", "scikit-learn",

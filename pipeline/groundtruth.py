@@ -25,15 +25,28 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from pipeline import columns as col
 from pipeline.benchmark import Benchmark
-from pipeline.fingerprint import unit_key
+from pipeline.config.errors import InputError, Text
+from pipeline.fingerprint import stage_fingerprint, unit_key
+from pipeline.io import atomic_path, write_json, write_parquet
 from pipeline.pareto import pareto_mask
-from pipeline.perturb.compose import PrefixCache
+from pipeline.perturb.compose import PrefixCache, compose
+from pipeline.plugins import plugin_sources, sources_digest
 from pipeline.space import Space
 from pipeline.store import ResumeStore
 
 BenchmarkFactory = Callable[[], Benchmark]
 SourceFactory = Callable[[Benchmark], Any]  # benchmark -> an object whose get(θ) returns T_θ (a PerturbationStore)
+CODE = ("pipeline.builders", "pipeline.groundtruth")  # the modules that compute a configuration's values
+
+
+def table_fingerprint(spec: dict[str, Any], assets: str) -> str:
+    """What every value of the table depends on: the benchmark spec (`pipeline.builders`), the digest of its
+    prepared assets, code, libraries (not the perturbation store's settings: the store returns T_θ bit for
+    bit as prefix reuse computes it), and the source of the user's plug-ins it names (`pipeline.plugins`)."""
+    spec = {k: v for k, v in spec.items() if k != "store"}
+    return stage_fingerprint({"benchmark": spec, "assets": assets, "plugins": sources_digest(plugin_sources(spec))}, CODE)
 
 
 def tasks_for_shard(space: Space, shard: int = 0, num_shards: int = 1, prefix_len: int = 2) -> list[tuple[int, ...]]:
@@ -255,3 +268,97 @@ def pareto_summary(table: pd.DataFrame, metrics: Sequence[str], n_dims: int) -> 
         front = table[table[f"pareto_{m}"]]
         out[m] = {"size": int(len(front)), **{f"order_{k}": int((front["order"] == k).sum()) for k in range(0, n_dims + 1)}}
     return out
+
+
+def gallery_array(items: list, example: Any) -> np.ndarray:
+    """The gallery's perturbed examples as one array: an image stack, or a unicode array of texts (both
+    load without pickle)."""
+    if isinstance(example, np.ndarray):
+        return np.stack(items) if items else np.zeros((0,) + example.shape[1:], example.dtype)
+    return np.array([str(x) for x in items], dtype=str)
+
+
+def write_final(raw: pd.DataFrame, bench: Benchmark, spec: dict[str, Any], *, table: Path, summary: Path,
+                gallery: Path) -> dict[str, Any]:
+    """Normalise and flag P* (`finalize`), then write the table, its summary (returned) and the gallery of
+    the example `spec["gallery_index"]` under every P* configuration (thetas, images, clean, label)."""
+    metrics, task_metric = list(spec["fidelity"]), spec.get("task_metric", "accuracy")
+    final = finalize(raw, metrics, task_metric)
+    info = {"benchmark": spec["name"], "space_size": bench.space.size, "clean_" + task_metric: bench.clean_score,
+            "pareto": pareto_summary(final, metrics, bench.space.n_dims)}
+    write_parquet(final, table)
+    write_json(info, summary)
+    front = final[final[[f"pareto_{m}" for m in metrics]].any(axis=1)]
+    index = int(spec.get("gallery_index", 0))
+    example = bench.clean[index : index + 1]
+    thetas = front[list(bench.space.names)].to_numpy()
+    images = gallery_array([compose(bench.perturbations, example, tuple(t), bench.seed)[0] for t in thetas], example)
+    with atomic_path(gallery) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez_compressed(fh, thetas=thetas, images=images, clean=example[0], label=bench.labels[index])
+    return info
+
+
+def validate_groundtruth(table: pd.DataFrame, space_names: Sequence[str], levels: int, metrics: Sequence[str],
+                         label: str) -> pd.DataFrame:
+    """Check a ground-truth table of Θ = {0..levels-1}^len(space_names) under `metrics`; return it.
+
+    Raises `InputError` naming the file (`label`), row and column. Columns: the dimension columns (integer
+    levels, named after the perturbations, in order, before `order`), `order`, `delta`, `delta_norm`, and
+    per metric m `rho_<m>`, `rho_<m>_norm`, `pareto_<m>` (boolean); other columns (task metric, timings)
+    are accepted, not required. Exactly one row per configuration; finite values; `order` = number of
+    active perturbations; the normalised objectives recomputed (`minmax`) and the Pareto flags recomputed
+    with `pipeline.pareto.pareto_mask` on (delta_norm, rho_<m>_norm), and compared (the first mismatching
+    configuration is the error).
+    """
+    names, levels, metrics = list(space_names), int(levels), list(metrics)
+    objective_columns = ["delta", "delta_norm"] + [c for m in metrics for c in (f"rho_{m}", f"rho_{m}_norm")]
+    col.require_columns(table, names + ["order"] + objective_columns + [f"pareto_{m}" for m in metrics], label)
+    columns = list(table.columns)
+    before = columns[: columns.index("order")]
+    if before != names:
+        raise InputError(label, Text(f"columns {before} before 'order'"),
+                         f"the dimension columns {names}, in this order, then 'order'", column="order")
+    size = levels ** len(names)
+    if len(table) == 0:
+        raise InputError(label, Text("0 rows"), f"one row per configuration of Θ ({size} rows)")
+    grid = col.level_grid(table, names, levels, label)
+    idx = col.lattice_indices(grid, levels)
+    dup = pd.Series(idx).duplicated().to_numpy()
+    if dup.any():
+        row = col.first(dup)
+        raise InputError(label, Text(f"configuration {col.theta_text(grid, row)}"), f"one row per configuration of Θ; "
+                         f"{col.theta_text(grid, row)} already appears in row {col.first(idx == idx[row])}", row=row)
+    if len(idx) != size:
+        missing = np.setdiff1d(np.arange(size), idx)
+        listed = ", ".join(col.theta_text_of(int(i), len(names), levels) for i in missing[:col.MAX_LISTED])
+        more = f" and {len(missing) - col.MAX_LISTED} more" if len(missing) > col.MAX_LISTED else ""
+        raise InputError(label, Text(f"{len(idx)} rows"), f"one row per configuration of Θ ({levels}^{len(names)} = {size} rows); "
+                         f"missing {listed}{more}")
+    order = col.integer_column(table, "order", label, "a count of active perturbations")
+    active = (grid > 0).sum(axis=1)
+    bad = order != active
+    if bad.any():
+        row = col.first(bad)
+        raise InputError(label, int(order[row]), f"{int(active[row])}, the number of active perturbations of "
+                         f"{col.theta_text(grid, row)}", row=row, column="order")
+    values = {c: col.number_column(table, c, label) for c in objective_columns}
+    for raw, norm in [("delta", "delta_norm")] + [(f"rho_{m}", f"rho_{m}_norm") for m in metrics]:
+        expected = minmax(values[raw])
+        bad = ~np.isclose(values[norm], expected, rtol=1e-9, atol=1e-12)
+        if bad.any():
+            row = col.first(bad)
+            raise InputError(label, values[norm][row], f"{float(expected[row])!r}, {raw} min-max normalised over Θ (recomputed), "
+                             f"at {col.theta_text(grid, row)}", row=row, column=norm)
+    for m in metrics:
+        column = f"pareto_{m}"
+        stored = col.bool_column(table, column, label)
+        recomputed = pareto_mask(np.column_stack([values["delta_norm"], values[f"rho_{m}_norm"]]))
+        bad = stored != recomputed
+        if bad.any():
+            row = col.first(bad)
+            status = "Pareto-optimal" if recomputed[row] else "dominated"
+            raise InputError(label, bool(stored[row]), f"{str(bool(recomputed[row])).lower()}: configuration "
+                             f"{col.theta_text(grid, row)} is {status} on (delta_norm, rho_{m}_norm) (flags recomputed, "
+                             f"{int(bad.sum())} differ)", row=row, column=column)
+    return table

@@ -59,3 +59,18 @@ def parquet_bytes(df: pd.DataFrame) -> bytes:
 
 def read_parquet_bytes(data: bytes) -> pd.DataFrame:
     return pd.read_parquet(io.BytesIO(data))
+
+
+def unwritable(folder: str | Path) -> str | None:
+    """Why files cannot be created under `folder` (None when they can): its nearest existing ancestor must be a
+    folder in which a file can be made. Probed by making and removing a temporary file, the one test that
+    also sees read-only mounts and immutable folders (root passes every permission check)."""
+    path = Path(folder).absolute()
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        return f"{existing} is a file, not a folder"
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            return None
+    except OSError as err:
+        return f"cannot create files in {existing} ({err.strerror or err})"

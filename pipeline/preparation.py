@@ -1,18 +1,28 @@
-"""The `prepare` stage's library: clean inputs, labels, splits and the embedded models of a benchmark,
-one registry entry per dataset kind that needs preparing (real-world data sets are read where they are)."""
+"""The `prepare` stage's library: clean inputs, labels, splits and the embedded models of a benchmark, one
+function per data set kind that needs preparing (its `prepare` in `pipeline.config.dataset`; real-world
+data sets are read where they are). A model of another kind than the data set's own built-in (a user's
+plug-in, a Hugging Face folder) is trained by nobody here: only the data and the KID feature network are
+prepared for it."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
+from pipeline.config.dataset import DATASET_KINDS
+from pipeline.config.model import MODEL_KINDS
 from pipeline.data.digits import load_digits_splits
 from pipeline.io import atomic_path, write_json, write_text
 from pipeline.models.cnn import predict_proba, save_cnn, train_cnn
-from pipeline.registry import Registry
+from pipeline.registry import load_import_path
 
 Spec = dict[str, Any]
+
+
+def own_model(spec: Spec) -> bool:
+    """Whether the model under test is the data set's own built-in (trained or checked by its preparer)."""
+    return spec["dataset"]["kind"] in getattr(MODEL_KINDS[spec["model"]["kind"]], "datasets", ())
 
 
 def prepare_digits(spec: Spec, data_dir: str | Path, progress: bool = True) -> dict[str, float]:
@@ -25,7 +35,8 @@ def prepare_digits(spec: Spec, data_dir: str | Path, progress: bool = True) -> d
     np.savez_compressed(tmp, **{f"{k}_{xy}": v for k, (x, y) in splits.items() for xy, v in (("x", x), ("y", y))})
     tmp.replace(data_dir / "splits.npz")
     metrics = {f"n_{k}": len(y) for k, (_, y) in splits.items()}
-    for role, file in (("model", "model.pt"), ("features", "features.pt")):
+    roles = (("model", "model.pt"), ("features", "features.pt")) if own_model(spec) else (("features", "features.pt"),)
+    for role, file in roles:
         m = spec[role]
         net = train_cnn(*splits["train"], seed=int(m["seed"]), width=int(m["width"]), epochs=int(m["epochs"]), progress=progress)
         save_cnn(net, data_dir / file)
@@ -61,15 +72,18 @@ def prepare_bbc_news(spec: Spec, data_dir: str | Path, progress: bool = True) ->
     data_dir = Path(data_dir)
     ds, model = spec["dataset"], spec["model"]
     splits = load_text_splits(seed=int(ds["split_seed"]), test_size=ds.get("test_size"))
-    head = train_text_classifier(*splits["train"], C=float(model["C"]), max_iter=int(model["max_iter"]))
     texts, labels = splits["test"]
+    metrics: dict[str, float] = {f"n_{k}": len(y) for k, (_, y) in splits.items()}
+    if not own_model(spec):
+        write_text(json.dumps({"texts": texts, "labels": labels.tolist()}, indent=0), data_dir / "test.json")
+        return metrics
+    head = train_text_classifier(*splits["train"], C=float(model["C"]), max_iter=int(model["max_iter"]))
     write_text(json.dumps({"texts": texts, "labels": labels.tolist()}, indent=0), data_dir / "test.json")
     with atomic_path(data_dir / "model.npz") as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **head.state())
     if spec.get("adequacy"):
         save_text_adequacy_profile(head, splits["train"][0], spec["adequacy"], data_dir)
-    metrics: dict[str, float] = {f"n_{k}": len(y) for k, (_, y) in splits.items()}
     for split in ("dev", "test"):
         x, y = splits[split]
         metrics[f"model_{split}_accuracy"] = float((head.predict(x) == y).mean())
@@ -81,7 +95,12 @@ def save_text_adequacy_profile(head: Any, train_texts: list[str], adequacy: Spec
     principal axes of the training sentence embeddings (adequacy_projection.npz) and the profile of the
     token-averaged block outputs and projected embeddings, classes = the head's training predictions."""
     from pipeline.adequacy import build_profile
-    from pipeline.adequacy.text_model import encoder_views, fit_projection, text_activations, text_settings
+    from pipeline.adequacy.text_model import (
+        encoder_views,
+        fit_projection,
+        text_activations,
+        text_settings,
+    )
 
     layers, sentences = encoder_views(head.encoder.encode(train_texts))
     projection = fit_projection(sentences)
@@ -104,6 +123,8 @@ def prepare_humaneval(spec: Spec, data_dir: str | Path, progress: bool = True) -
     first = int(ds.get("first", 0))
     problems = bank[first : first + ds["problems"]] if ds.get("problems") is not None else bank[first:]
     write_code_assets(problems, bank, int(ds["variants"]), float(ds["timeout_s"]), data_dir)
+    if not own_model(spec):
+        return {"n_problems": len(problems), "n_inputs": len(problems) * int(ds["variants"]), "n_bank": len(bank)}
     predict = code_predictor(spec["model"], data_dir)
     passed = predict([p.prompt for p in problems for _ in range(int(ds["variants"]))])
     return {"n_problems": len(problems), "n_inputs": len(passed), "n_bank": len(bank),
@@ -121,8 +142,10 @@ def prepare_qqp(spec: Spec, data_dir: str | Path, progress: bool = True) -> dict
     data_dir = Path(data_dir)
     ds, model = spec["dataset"], spec["model"]
     pairs, labels = load_qqp(ds["root"], ds.get("limit"))
-    record = weights_record(model.get("weights_path"))
     write_pairs(pairs, labels, data_dir / "test.json")
+    if not own_model(spec):
+        return {"n_test": len(labels), "n_duplicate": int(labels.sum())}
+    record = weights_record(model.get("weights_path"))
     write_json(record, data_dir / "weights.json")
     classifier = PairClassifier(model["weights_path"], batch_size=int(spec.get("batch_size", 32)), max_length=int(model["max_length"]),
                                 device=resolve_device(model.get("device", "cpu"), "model.device"))
@@ -130,16 +153,9 @@ def prepare_qqp(spec: Spec, data_dir: str | Path, progress: bool = True) -> dict
     return {"n_test": len(labels), "n_duplicate": int(labels.sum()), "model_test_accuracy": float(np.mean(predictions == labels))}
 
 
-PREPARERS: Registry[Callable[..., dict[str, float]]] = Registry("preparer")
-PREPARERS.register("digits", prepare_digits)
-PREPARERS.register("bbc_news", prepare_bbc_news)
-PREPARERS.register("humaneval", prepare_humaneval)
-PREPARERS.register("qqp", prepare_qqp)
-
-
 def prepare(spec: Spec, data_dir: str | Path, progress: bool = True) -> dict[str, float]:
     """Prepare the assets of `spec` into `data_dir`; returns clean metrics (none for data read in place)."""
-    kind = spec["dataset"]["kind"]
-    if kind not in PREPARERS:
+    preparer = getattr(DATASET_KINDS[spec["dataset"]["kind"]], "prepare", None)
+    if preparer is None:
         return {}  # real-world datasets and models are read from where they are
-    return PREPARERS.get(kind)(spec, data_dir, progress)
+    return load_import_path(preparer)(spec, data_dir, progress)

@@ -6,35 +6,24 @@ and sets those keys (how one script serves several DVC stages). Run with argumen
 `conf/`: `python scripts/groundtruth.py benchmark=digits shard=0 num_shards=4`, or `-m` for a multirun
 sweep with any launcher (`hydra/launcher=joblib`, `hydra/launcher=submitit_slurm`).
 Every stage runs in the pinned numerical environment of `pipeline.numerics` (same bits on any AVX2
-machine), whoever starts it: `dvc repro`, `dvc exp run`, Hydra multirun jobs or a plain `python` call.
+machine), whoever starts it: `dvc repro`, `dvc exp run`, Hydra multirun jobs or a plain `python` call;
+`run_stage` pins it first (re-executing the process if needed), importing this module does nothing.
+Jobs a launcher runs in other processes (joblib, submitit, SLURM) unpickle the task by reference to its
+`scripts.*` modules, which the project's install provides (`scripts` is a package of it).
 Both modes load through one schema (`pipeline.config.validate_config`). A rejected setting or input
 (a ValueError, such as `ConfigError`) is reported as one line naming the key or file, the bad value and
 what is allowed, with exit status 2, before any output is written.
 """
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from omegaconf import DictConfig, OmegaConf
+
 from pipeline.numerics import configure_torch, ensure_pinned
-
-ensure_pinned()  # before numpy or torch load (re-executes the script if needed)
-
-import os  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any, Callable  # noqa: E402
-
-from omegaconf import DictConfig, OmegaConf  # noqa: E402
-
-# A launcher that runs jobs in other processes (Hydra's submitit launcher: `submitit_local`, SLURM) pickles
-# the job, and the pickle names modules that live in scripts/ (`_entry`, `paths`, the script's own imports).
-# scripts/ is not a package: only a script's own sys.path holds it, so those jobs failed with
-# `No module named '_entry'`. Putting scripts/ on PYTHONPATH lets every process this one starts import
-# them; SLURM jobs inherit it too (sbatch passes the environment by default, --export=ALL).
-_SCRIPTS = str(Path(__file__).resolve().parent)
-os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([_SCRIPTS, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]))
-
-ROOT = Path(__file__).resolve().parents[1]
-CONF_DIR = ROOT / "conf"
-PARAMS = ROOT / "params.yaml"
+from scripts.paths import CONF_DIR, PARAMS, ROOT
 
 
 def fail(err: BaseException) -> None:
@@ -55,9 +44,15 @@ def load_params(overrides: list[str]) -> DictConfig:
     (`benchmark=<name>`, `modality=<name>`, `model=<name>`) takes that group's keys from conf/'s composition
     with the choice (a benchmark brings its own model and fidelity metrics) and everything else from
     params.yaml: how one DVC stage per benchmark of `suite` runs a benchmark other than params.yaml's."""
-    from pipeline.config import apply_overrides, validate_config
+    import yaml
 
-    params = OmegaConf.load(PARAMS)
+    from pipeline.config import apply_overrides, validate_config
+    from pipeline.config.errors import yaml_error
+
+    try:
+        params = OmegaConf.load(PARAMS)
+    except yaml.YAMLError as err:
+        raise yaml_error(err, PARAMS.name) from None
     choices = [o for o in overrides if o.partition("=")[0] in SWITCHES]
     if choices:
         composed = compose_conf(choices)
@@ -139,7 +134,7 @@ def check_sweep(cfgs: list[DictConfig]) -> None:
 
 def check_inputs(cfg: DictConfig) -> None:
     """Every input file of this script's stage exists, or the error names the stage that makes it."""
-    from stages import missing_inputs
+    from scripts.stages import missing_inputs
 
     missing = missing_inputs(Path(sys.argv[0]).stem, cfg)
     if missing:
@@ -153,10 +148,21 @@ DEVICE_STAGES: dict[str, Callable[[DictConfig], bool]] = {"groundtruth": lambda 
                                                           "search": lambda cfg: cfg.search.mode == "live"}
 
 
+def check_paths(cfg: DictConfig) -> None:
+    """An output or data folder where no file can be made is refused before anything is read or computed."""
+    from pipeline.config import ConfigError
+    from pipeline.io import unwritable
+
+    for key in ("outputs", "data"):
+        why = unwritable(ROOT / cfg.paths[key])
+        if why:
+            raise ConfigError(f"paths.{key}", cfg.paths[key], f"a folder this run can write to: {why}")
+
+
 def check_device(cfg: DictConfig) -> None:
     """A stage that runs models stops at its start when this machine lacks `device` (`device=cuda` without
     CUDA): one line naming the key, in the process that would use it (a Hydra or SLURM job, not the host
-    that submits it)."""
+    that submits it). A stage that builds plug-ins checks them itself (`pipeline.builders.check_plugins`)."""
     from pipeline.device import resolve_device
 
     uses = DEVICE_STAGES.get(Path(sys.argv[0]).stem)
@@ -168,6 +174,8 @@ def run_stage(task: Callable[[DictConfig], Any]) -> None:
     """Call `task(cfg)` with params.yaml (no CLI arguments, or `--params key=value …`) or with Hydra's
     composition of conf/ (any other arguments). Both load through one schema (`pipeline.config`): a bad
     setting, in any job of a sweep, stops before anything is written."""
+    ensure_pinned()  # re-executes the process under the pinned environment unless it runs under it
+    import yaml
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
@@ -175,6 +183,7 @@ def run_stage(task: Callable[[DictConfig], Any]) -> None:
     try:
         if len(sys.argv) == 1 or sys.argv[1] == "--params":
             cfg = load_params(sys.argv[2:])
+            check_paths(cfg)
             check_inputs(cfg)
             check_device(cfg)
             task(cfg)
@@ -182,9 +191,14 @@ def run_stage(task: Callable[[DictConfig], Any]) -> None:
         jobs = [compose_job(job) for job in hydra_jobs(sys.argv[1:])]
         check_sweep(jobs)
         for cfg in jobs:
+            check_paths(cfg)
             check_inputs(cfg)
     except (ValueError, HydraException, OmegaConfBaseException) as err:
         fail(err)
+    except yaml.YAMLError as err:  # a file of conf/ that does not parse
+        from pipeline.config.errors import yaml_error
+
+        fail(yaml_error(err, getattr(getattr(err, "problem_mark", None), "name", "conf/")))
     import hydra
 
     from pipeline.config import validate_config

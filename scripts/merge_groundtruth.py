@@ -3,18 +3,22 @@ Each shard's resume store must have been made under this merge's fingerprint (co
 versions); a shard made from anything else is refused with a line naming it."""
 from __future__ import annotations
 
-from _entry import benchmark_spec, run_stage
-from groundtruth import fingerprint, write_final
-from paths import shard_store
+import json
 
-from pipeline.builders import build_space
-from pipeline.groundtruth import merge_shards, read_shard
+from pipeline.builders import build_benchmark, build_space
+from pipeline.groundtruth import merge_shards, read_shard, table_fingerprint, write_final
+from pipeline.plugins import check_plugins
+from scripts._entry import benchmark_spec, run_stage
+from scripts.paths import asset_digest, data_dir, final_paths, shard_store
 
 
 def main(cfg) -> None:
-    n = int(cfg.num_shards)
-    space, key = build_space(benchmark_spec(cfg)), fingerprint(cfg)
-    write_final(cfg, merge_shards(space, [read_shard(space, shard_store(cfg, i, n), key, i, n) for i in range(n)]))
+    spec, n = benchmark_spec(cfg), int(cfg.num_shards)
+    check_plugins(spec)
+    space, key = build_space(spec), table_fingerprint(spec, asset_digest(data_dir(cfg)))
+    raw = merge_shards(space, [read_shard(space, shard_store(cfg, i, n), key, i, n) for i in range(n)])
+    summary = write_final(raw, build_benchmark(spec, data_dir(cfg)), spec, **final_paths(cfg))
+    print(json.dumps(summary["pareto"]))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from _entry import ROOT
+ROOT = Path(__file__).resolve().parents[1]
+CONF_DIR = ROOT / "conf"
+PARAMS = ROOT / "params.yaml"
 
 
 def outputs(cfg) -> Path:
@@ -36,6 +38,12 @@ def sibling(path: Path, suffix: str) -> Path:
     return path.with_name(path.name.removesuffix(".parquet") + suffix)
 
 
+def final_paths(cfg) -> dict[str, Path]:
+    """The final ground-truth files (`pipeline.groundtruth.write_final`): table, summary and P* gallery."""
+    table = table_path(cfg)
+    return {"table": table, "summary": sibling(table, ".summary.json"), "gallery": sibling(table, ".gallery.npz")}
+
+
 def timings_path(cfg, stage: str) -> Path:
     """Wall-clock timings of a stage's run: kept apart from the results, which every run reproduces bit for bit."""
     return outputs(cfg) / "timings" / stage / f"{cfg.benchmark.name}.parquet"
@@ -61,17 +69,6 @@ def groundtruth_figures(cfg) -> Path:
 
 def records_path(cfg) -> Path:
     return outputs(cfg) / "records" / f"{cfg.paired.source}.parquet"
-
-
-def read_validated_records(cfg):
-    """The record table of `paired.source`, validated, not trusted: every row, and every (model,
-    condition) cell the config names present."""
-    from pipeline.paired import read_records
-    from pipeline.validate import expected_conditions, validate_records_cells
-
-    rec = cfg.paired.records
-    return validate_records_cells(read_records(records_path(cfg)), [m.name for m in rec.models],
-                                  expected_conditions(list(rec.corruptions), list(rec.severities)), str(records_path(cfg)))
 
 
 def paired_dir(cfg) -> Path:
@@ -107,6 +104,32 @@ def screening_dir(cfg) -> Path:
 def screening_figures(cfg) -> Path:
     """Figs. 2-4 of the screening (beside, not inside, `paired_figures`: DVC tracks each folder whole)."""
     return outputs(cfg) / "figures" / "screening" / str(cfg.paired.source)
+
+
+def trace_path(cfg, benchmark: str, metric: str, method: str, seed: int) -> Path:
+    return traces_dir(cfg, benchmark) / metric / method / f"seed={seed}.parquet"
+
+
+def traces_dir(cfg, benchmark: str) -> Path:
+    """Every search trace of `benchmark` (`<metric>/<method>/seed=<k>.parquet`)."""
+    return outputs(cfg) / "search" / benchmark
+
+
+def live_path(cfg, benchmark: str, metric: str, method: str, seed: int, what: str) -> Path:
+    """`what` is 'trace' or 'ranked' (R, the ranked evaluated configurations)."""
+    return outputs(cfg) / "search_live" / benchmark / metric / method / f"seed={seed}.{what}.parquet"
+
+
+def summary_dir(cfg) -> Path:
+    return outputs(cfg) / "search_summary"
+
+
+def tune_dir(cfg) -> Path:
+    return outputs(cfg) / "tune"
+
+
+def figures_dir(cfg) -> Path:
+    return outputs(cfg) / "figures"
 
 
 def perturb_root(cfg) -> Path:

@@ -14,16 +14,18 @@ wall-clock time goes to `outputs/timings/perturb/<benchmark>.parquet`.
 from __future__ import annotations
 
 import pandas as pd
-from _entry import benchmark_spec, run_stage
-from paths import data_dir, perturb_manifest, perturb_root, timings_path
 
 from pipeline.builders import build_inputs
 from pipeline.io import write_json, write_parquet
 from pipeline.perturb.materialize import PerturbationStore, materialize, order_bound
+from pipeline.plugins import check_plugins
+from scripts._entry import benchmark_spec, run_stage
+from scripts.paths import data_dir, perturb_manifest, perturb_root, timings_path
 
 
 def main(cfg) -> None:
     spec = benchmark_spec(cfg)
+    check_plugins(spec)
     store_cfg = spec["store"]
     out = {"benchmark": spec["name"], "enabled": bool(store_cfg["enabled"]), "max_order": store_cfg["max_order"]}
     if store_cfg["enabled"]:

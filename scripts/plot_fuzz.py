@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 
-from _entry import run_stage
-from paths import fuzz_dir, fuzz_figures
-
 from pipeline.figures.fuzz import render_fuzz_figures
 from pipeline.fuzz.adapters import check_adapter_name
 from pipeline.fuzz.report import StructuralFuzzReport
 from pipeline.io import write_text
+from scripts._entry import run_stage
+from scripts.paths import fuzz_dir, fuzz_figures
 
 
 def main(cfg) -> None:

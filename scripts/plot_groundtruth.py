@@ -6,12 +6,17 @@ import json
 
 import numpy as np
 import pandas as pd
-from _entry import run_stage
-from paths import groundtruth_figures, sibling, table_path
 
-from pipeline.figures.groundtruth import METRIC_LABELS, plot_gallery, plot_pareto_fronts, plot_text_gallery
+from pipeline.figures.groundtruth import (
+    METRIC_LABELS,
+    plot_gallery,
+    plot_pareto_fronts,
+    plot_text_gallery,
+)
 from pipeline.figures.save import save_png
 from pipeline.figures.voxels import plot_front_voxels
+from scripts._entry import run_stage
+from scripts.paths import groundtruth_figures, sibling, table_path
 
 
 def save(fig, path) -> None:

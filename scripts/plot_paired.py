@@ -6,13 +6,13 @@
 from __future__ import annotations
 
 import pandas as pd
-from _entry import plain, run_stage
-from paths import paired_dir, paired_figures
 
 from pipeline.figures.paired import illustration_markdown, plot_certified, plot_widths
 from pipeline.figures.save import save_png
 from pipeline.io import write_text
-from pipeline.paired.panel import CELL_KEYS, illustration_case
+from pipeline.paired.identification.panel import CELL_KEYS, illustration_case
+from scripts._entry import plain, run_stage
+from scripts.paths import paired_dir, paired_figures
 
 
 def _save(fig, path) -> None:

@@ -5,18 +5,18 @@ and budget (bottom), one column per benchmark–metric pair that has traces of t
 """
 from __future__ import annotations
 
-from _entry import run_stage
-from search_paths import figures_dir, problems_with_traces
-
 from pipeline.figures.recall import plot_recall, recall_panel
 from pipeline.figures.save import save_png
 from pipeline.search import METHODS
+from scripts._entry import run_stage
+from scripts.paths import figures_dir
+from scripts.search_paths import problems
 
 FIGURES = {"search_recall.png": "table2_methods", "search_single_objective.png": "fig3_methods", "search_adequacy.png": "fig4_methods"}
 
 
 def main(cfg) -> None:
-    pairs = list(problems_with_traces(cfg))
+    pairs = list(problems(cfg))
     labels = {m: cls.label for m, cls in METHODS.items()}
     for filename, key in FIGURES.items():
         # the figure's methods that any pair has traces of; a pair lacking some of them (Fig. 4's adequacy

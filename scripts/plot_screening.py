@@ -6,14 +6,19 @@ one test image under a sample of the embedded recapture conditions (the analogue
 from __future__ import annotations
 
 import pandas as pd
-from _entry import plain, run_stage
-from paths import screening_dir, screening_figures
 
 from pipeline.figures.recapture import plot_recapture_grid
 from pipeline.figures.save import save_png
-from pipeline.figures.screening import plot_auroc_by_score, plot_coverage_budget, plot_probe_rules, plot_single_probes
-from pipeline.paired.pools import POOLS
+from pipeline.figures.screening import (
+    plot_auroc_by_score,
+    plot_coverage_budget,
+    plot_probe_rules,
+    plot_single_probes,
+)
+from pipeline.paired.records.pools import POOLS
 from pipeline.perturb.recapture import make_condition
+from scripts._entry import plain, run_stage
+from scripts.paths import screening_dir, screening_figures
 
 GALLERY = ((lighting, p) for lighting in ("l1", "l5") for p in (1, 5, 14, 19, 23, 27))
 
@@ -38,7 +43,7 @@ def main(cfg) -> None:
     if table36.stat().st_size > 1:          # an empty table (no mild condition) is written as one empty line
         _save(plot_single_probes(pd.read_csv(table36), settings["primary_budget"]), out / "single_probes.png")
     rec = spec["records"]
-    _, (test_x, _) = POOLS.get(rec["pool"]).load(rec["seed"], rec["image_size"])
+    _, (test_x, _) = POOLS.get(rec["pool"])(rec["seed"], rec["image_size"])
     conditions = [make_condition(lighting, p) for lighting, p in GALLERY]
     _save(plot_recapture_grid(test_x[0], conditions, spec["recapture"]["seed"], index=0, columns=7), out / "recapture.png")
 

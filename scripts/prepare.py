@@ -1,16 +1,16 @@
 """Stage `prepare`: clean inputs, labels, splits and the embedded models of the configured benchmark."""
 from __future__ import annotations
 
-
-from _entry import benchmark_spec, run_stage
-from paths import data_dir, prepare_metrics
-
-from pipeline.preparation import prepare
 from pipeline.io import write_json
+from pipeline.plugins import check_plugins
+from pipeline.preparation import prepare
+from scripts._entry import benchmark_spec, run_stage
+from scripts.paths import data_dir, prepare_metrics
 
 
 def main(cfg) -> None:
     spec = benchmark_spec(cfg)
+    check_plugins(spec)
     metrics = prepare(spec, data_dir(cfg))
     write_json(metrics, prepare_metrics(cfg))
     print({k: round(v, 4) for k, v in metrics.items()})

@@ -12,15 +12,15 @@ perturbations at k edits, `paired=bbc_news`).
 """
 from __future__ import annotations
 
-from _entry import plain, run_stage
-from paths import records_path
 from tqdm import tqdm
 
 from pipeline.io import write_json
 from pipeline.models.zoo import check_zoo
-from pipeline.paired.pools import pool_test_set
-from pipeline.paired.recapture_records import synthetic_images, zoo_records
-from pipeline.paired.records import write_records
+from pipeline.paired.records.pools import pool_test_set
+from pipeline.paired.records.table import write_records
+from pipeline.paired.records.zoo import synthetic_images, zoo_records
+from scripts._entry import plain, run_stage
+from scripts.paths import records_path
 
 
 def main(cfg) -> None:

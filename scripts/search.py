@@ -16,28 +16,24 @@ from __future__ import annotations
 import functools
 import json
 
-from _entry import benchmark_spec, run_stage
-from paths import data_dir, store_path, table_path
-from search_paths import (
-    budget,
-    column_digest,
-    ground_truth_digest,
-    hyperparameters,
-    live_path,
-    metrics_of,
-    read_groundtruth,
-    trace_path,
-)
-
 from pipeline.fingerprint import stage_fingerprint, unit_key
 from pipeline.io import parquet_bytes, read_parquet_bytes, write_parquet
-from pipeline.search import LiveOracle, TableOracle, method_class, rank_evaluated, run_search
+from pipeline.plugins import check_plugins
+from pipeline.search import (
+    LiveOracle,
+    TableOracle,
+    method_class,
+    rank_evaluated,
+    run_search,
+)
 from pipeline.search.ground_truth import GroundTruth
 from pipeline.search.parallel import map_runs
+from pipeline.search.tables import CODE, column_digest, ground_truth_digest
 from pipeline.space import Space
 from pipeline.store import ResumeStore, run_cached
-
-CODE = ("pipeline.search",)  # the modules that compute a trace
+from scripts._entry import benchmark_spec, run_stage
+from scripts.paths import data_dir, live_path, store_path, table_path, trace_path
+from scripts.search_paths import budget, groundtruth, hyperparameters, metrics_of
 
 
 def build_benchmark(spec, data_dir):
@@ -52,7 +48,7 @@ def run_table(cfg) -> None:
     path = table_path(cfg)
     if not path.exists():
         raise ValueError(f"no ground-truth table {path}; run `dvc repro groundtruth` first, or use search.mode=live")
-    table = read_groundtruth(cfg)
+    table = groundtruth(cfg)
     space = Space(tuple(cfg.benchmark.perturbations), int(cfg.benchmark.levels))
     code = stage_fingerprint(None, CODE)
     jobs, paths, keys = [], [], []
@@ -88,6 +84,7 @@ def run_table(cfg) -> None:
 
 def run_live(cfg) -> None:
     spec = benchmark_spec(cfg)
+    check_plugins(spec)
     bench = build_benchmark(spec, data_dir(cfg))
     evaluate = functools.lru_cache(maxsize=None)(bench.evaluate)  # one benchmark evaluation serves every metric
     live = cfg.search.live

@@ -11,22 +11,28 @@ metric and dimension; `pipeline.search.monotonicity`).
 from __future__ import annotations
 
 import pandas as pd
-from _entry import run_stage
-from search_paths import problems_with_traces, summary_dir
 
+from pipeline.front_composition import table3, table3_markdown
 from pipeline.io import write_json, write_text
 from pipeline.search import METHODS, run_metrics
-from pipeline.front_composition import table3, table3_markdown
 from pipeline.search.monotonicity import COLUMNS as MONOTONICITY_COLUMNS
 from pipeline.search.monotonicity import edge_monotonicity
 from pipeline.search.recovery import recovery_markdown, recovery_table
-from pipeline.search.summary import metrics_tree, summarise_runs, table2, table2_markdown
+from pipeline.search.summary import (
+    metrics_tree,
+    summarise_runs,
+    table2,
+    table2_markdown,
+)
+from scripts._entry import run_stage
+from scripts.paths import summary_dir
+from scripts.search_paths import problems
 
 
 def main(cfg) -> None:
     rows = []
     sizes, fronts, monotone = {}, {}, []
-    for name, metric, problem, methods in problems_with_traces(cfg):
+    for name, metric, problem, methods in problems(cfg):
         sizes[name] = problem.space.size
         monotone.append(edge_monotonicity(problem.oracle.objectives, problem.space).assign(benchmark=name, metric=metric))
         fronts[(name, metric)] = ((problem.space.grid()[problem.pareto] > 0).sum(axis=1), problem.space.n_dims)

@@ -15,15 +15,32 @@ from pathlib import Path
 from typing import Callable
 
 import yaml
-from _entry import ROOT
 from omegaconf import OmegaConf
-from paths import (data_dir, fuzz_assets, fuzz_dir, fuzz_figures, groundtruth_figures, outputs, paired_dir, paired_figures,
-                   perturb_manifest, prepare_metrics, recapture_path, records_path, screening_dir, screening_figures, sibling,
-                   table_path)
-from search_paths import summary_dir, tune_dir
 
 from pipeline.fingerprint import module_closure
 from pipeline.io import write_text
+from scripts.paths import (
+    ROOT,
+    data_dir,
+    fuzz_assets,
+    fuzz_dir,
+    fuzz_figures,
+    groundtruth_figures,
+    outputs,
+    paired_dir,
+    paired_figures,
+    perturb_manifest,
+    prepare_metrics,
+    recapture_path,
+    records_path,
+    screening_dir,
+    screening_figures,
+    sibling,
+    summary_dir,
+    table_path,
+    traces_dir,
+    tune_dir,
+)
 
 Paths = Callable[[object], list[Path]]
 FUZZ_ADAPTERS = ("geometric", "weights", "severity")
@@ -98,7 +115,7 @@ class Stage:
         each = self.suite if suite else None
         cfg = Template(fixed={each.template: "${item}"} if each else None)
         rel = lambda paths: [str(Path(p).relative_to(ROOT)) for p in paths]  # noqa: E731
-        code = rel(module_closure([self.script]))
+        code = rel(module_closure([f"scripts.{self.script}"]))
         args = f"--params {each.group}=${{item}} {self.args.removeprefix('--params')}".strip() if each else self.args
         params = [p for p in self.params if p.split(".")[0] not in each.own] if each else list(self.params)
         conf = list(each.conf) if each else []
@@ -115,10 +132,6 @@ class Stage:
             if paths:
                 out[kind] = [{p: {"cache": False}} for p in rel(paths)]
         return out
-
-
-def _search_dir(cfg) -> Path:
-    return outputs(cfg) / "search" / str(cfg.benchmark.name)
 
 
 def _fuzz_stages() -> list[Stage]:
@@ -149,7 +162,8 @@ STAGES: list[Stage] = [
           deps=lambda cfg: [table_path(cfg), sibling(table_path(cfg), ".gallery.npz")],
           committed=lambda cfg: [groundtruth_figures(cfg)], suite=BENCHMARKS),
     Stage("search", "search", ("benchmark.name", "benchmark.perturbations", "benchmark.levels", "fidelity", "search"),
-          deps=lambda cfg: [table_path(cfg)], outs=lambda cfg: [_search_dir(cfg)], checks_inputs=False, suite=BENCHMARKS),
+          deps=lambda cfg: [table_path(cfg)], outs=lambda cfg: [traces_dir(cfg, str(cfg.benchmark.name))], checks_inputs=False,
+          suite=BENCHMARKS),
     # the summaries read every benchmark's tables and traces: the folders that hold them
     Stage("search_summary", "search_summary", ("search.table2_methods", "search.summary_benchmarks", "report"),
           deps=lambda cfg: [outputs(cfg) / "search", outputs(cfg) / "groundtruth"],

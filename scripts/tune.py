@@ -18,18 +18,31 @@ outputs/tune/choice.json (the selected setting and its scores).
 from __future__ import annotations
 
 import pandas as pd
-from _entry import run_stage
-from paths import store_path
-from search import CODE
-from search_paths import budget, ground_truth_digest, hyperparameters, read_groundtruth, tune_dir
 
 from pipeline.fingerprint import stage_fingerprint, unit_key
-from pipeline.io import parquet_bytes, read_parquet_bytes, write_json, write_parquet, write_text
+from pipeline.io import (
+    parquet_bytes,
+    read_parquet_bytes,
+    write_json,
+    write_parquet,
+    write_text,
+)
 from pipeline.search.ground_truth import GroundTruth, table_metrics
-from pipeline.search.tuning import HYPERPARAMETERS, grid, grid_cells, select_setting, setting_scores, tie_report
+from pipeline.search.tables import CODE, ground_truth_digest
+from pipeline.search.tuning import (
+    HYPERPARAMETERS,
+    grid,
+    grid_cells,
+    select_setting,
+    setting_scores,
+    tie_report,
+)
+from pipeline.store import ResumeStore, run_cached
+from scripts._entry import run_stage
+from scripts.paths import store_path, tune_dir
+from scripts.search_paths import budget, groundtruth, hyperparameters
 
 PAPER_SETTING = {"eta_c": 1, "eta_m": 5, "mu": 110}  # TestNav §3.3's choice
-from pipeline.store import ResumeStore, run_cached
 
 
 def in_multirun() -> bool:
@@ -43,7 +56,7 @@ def problems_of(cfg) -> list[GroundTruth]:
     names = list(cfg.search.tune.benchmarks) if cfg.search.tune.get("benchmarks") else [cfg.benchmark.name]
     out = []
     for name in names:
-        table = read_groundtruth(cfg, name)
+        table = groundtruth(cfg, name)
         out += [GroundTruth.from_table(table, name, m) for m in table_metrics(table)]
     return out
 

@@ -2,7 +2,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-for p in (ROOT, ROOT / "scripts", ROOT / "tests", ROOT / "tests" / "search"):
+for p in (ROOT, ROOT / "tests", ROOT / "tests" / "search"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
@@ -22,7 +22,7 @@ import pytest  # noqa: E402
 def tiny(tmp_path_factory):
     """benchmark=tiny prepared into a temporary folder (digits CNN, KID features, adequacy profile), once
     per test module: (spec, folder)."""
-    from _entry import benchmark_spec, compose_job
+    from scripts._entry import benchmark_spec, compose_job
 
     from pipeline.preparation import prepare
 

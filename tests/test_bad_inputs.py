@@ -42,11 +42,11 @@ def run(folder: Path, mode: str, script: str, *overrides: str) -> subprocess.Com
 
 def run_here(folder: Path, mode: str, script: str, overrides: tuple[str, ...], monkeypatch, capsys) -> tuple[int, str]:
     """The stage's `run_stage(main)` in this process with the script's argv: (exit status, stderr)."""
-    module = importlib.import_module(script)
+    module = importlib.import_module(f"scripts.{script}")
     monkeypatch.setattr(sys, "argv", [str(ROOT / "scripts" / f"{script}.py"), *argv(folder, mode, overrides)])
     capsys.readouterr()
     with pytest.raises(SystemExit) as exit_:
-        importlib.import_module("_entry").run_stage(module.main)
+        importlib.import_module("scripts._entry").run_stage(module.main)
     return exit_.value.code, capsys.readouterr().err
 
 
@@ -144,7 +144,8 @@ def test_hydra_only_settings(inputs, script, overrides, expected, monkeypatch, c
 PARAMS_ONLY = [  # group choices in params mode take the group's keys from conf/ (how the suite stages run)
     ("prepare", ("benchmark=nope",), "Could not find 'benchmark/nope'"),
     ("prepare", ("benchmark=bbc_news", "model=digits_cnn"), "model.kind: 'digits_cnn' — a model kind of modality 'text': text_head"),
-    ("prepare", ("suite=[nope]",), "suite[0]: 'nope' — one of bbc_news, digits, humaneval, humaneval_b, qqp, tiny, tiny_imagenet"),
+    ("prepare", ("suite=[nope]",), "suite[0]: 'nope' — one of bbc_news, digits, humaneval, humaneval_b, image_folder, qqp, text_csv, tiny, "
+     "tiny_imagenet"),
     ("prepare", ("model.kind=torchvision",), "model.width: 16 — not a key of model (a model of kind 'torchvision'); valid keys: arch"),
 ]
 
@@ -227,3 +228,35 @@ def test_a_multirun_sweep_as_a_real_process(inputs):
 def test_a_bad_input_file_as_a_real_process(inputs):
     _edit_records(inputs, _nan_at_row_7)
     assert_rejected(inputs, "hydra", "policies", ("paired=tiny",), "row 7, column 'pert_trueprob'")
+
+
+def test_a_params_file_that_does_not_parse_is_one_line_naming_file_and_line(inputs, tmp_path, monkeypatch, capsys):
+    broken = tmp_path / "params.yaml"
+    broken.write_text("seed: 0\nsearch: {budget: [oops\n")
+    monkeypatch.setattr(importlib.import_module("scripts._entry"), "PARAMS", broken)
+    assert_rejected(inputs, "params", "search", (), "params.yaml line 3, column 1: (end of file) — valid YAML (expected ',' or ']'",
+                    monkeypatch, capsys)
+
+
+@pytest.mark.parametrize("key", ["outputs", "data"])
+def test_an_unwritable_folder_is_refused_before_any_work(inputs, key, monkeypatch, capsys):
+    (inputs / "readonly").mkdir()
+    (inputs / "readonly" / "a_file").write_text("not a folder")
+    overrides = ("benchmark=tiny", f"paths.{key}={inputs}/readonly/a_file/sub")
+    assert_rejected(inputs, "hydra", "groundtruth", overrides, f"paths.{key}: '{inputs}/readonly/a_file/sub' — a folder this run "
+                    f"can write to: {inputs}/readonly/a_file is a file, not a folder", monkeypatch, capsys)
+
+
+def test_an_immutable_output_folder_is_refused_before_any_work(inputs, monkeypatch, capsys):
+    """The case a user met: `paths.outputs=<an immutable folder>` (root passes every permission check, so
+    only trying to make a file tells)."""
+    folder = inputs / "immutable"
+    folder.mkdir()
+    if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not supported on this filesystem")
+    try:
+        assert_rejected(inputs, "hydra", "search", ("benchmark=tiny", f"paths.outputs={folder}"),
+                        f"paths.outputs: '{folder}' — a folder this run can write to: cannot create files in {folder}",
+                        monkeypatch, capsys)
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from _entry import compose_job, load_params
+from scripts._entry import compose_job, load_params
 
 from pipeline.benchmark import get_task_metric
 from pipeline.config import ConfigError

@@ -12,10 +12,13 @@ import sys
 import numpy as np
 import pytest
 import torch
-from _entry import ROOT, benchmark_spec, compose_conf, compose_job
+from scripts._entry import benchmark_spec, compose_conf, compose_job
+from scripts.paths import ROOT
 
 from pipeline.adequacy.hooks import capture
-from pipeline.builders import FEATURES, FIDELITY, MODELS, OBSERVERS, build_benchmark
+from pipeline.builders import build_benchmark, digits_features
+from pipeline.catalog import FIDELITY
+from pipeline.models.under_test import DigitsCNN, TextHead, Torchvision
 from pipeline.config import ConfigError, validate_config
 from pipeline.device import CUDA_TOLERANCE, configure_cuda, is_device_name, resolve_device
 from pipeline.fidelity.kid import EmbeddingFeatures, KIDFidelity
@@ -137,8 +140,9 @@ def test_adapters_on_cpu_equal_the_computation_without_devices(tiny, perturbed):
     spec, folder = tiny
     clean, sets = perturbed
     net = load_cnn(folder / "model.pt")
-    predict = MODELS["digits_cnn"](spec["model"], folder, 16)
-    observe = OBSERVERS["digits_cnn"](spec, folder, 16)
+    model = DigitsCNN(folder, width=8, epochs=1, seed=0, device=spec["model"]["device"], batch_size=16)
+    predict = lambda x: model.predict_proba(x).argmax(1)  # noqa: E731  (what `pipeline.plugins.predictions_of` gives)
+    observe = model.observer(spec["adequacy"])
     with torch.no_grad():
         for x in sets:
             proba = torch.cat([torch.softmax(net(to_tensor(x[s : s + 16])), dim=1) for s in range(0, len(x), 16)]).double().numpy()
@@ -148,7 +152,7 @@ def test_adapters_on_cpu_equal_the_computation_without_devices(tiny, perturbed):
             assert np.array_equal(predictions, proba.argmax(1))
             ssim = float(ssim_per_image(to_tensor(x), to_tensor(clean)).double().sum()) / len(clean)
             assert mean_ssim(clean, x, device="cpu") == ssim == SSIMFidelity(clean, device=torch.device("cpu"))(x)
-    features = FEATURES["digits_cnn"](spec["features"], folder)
+    features = digits_features(spec["features"], folder)
     kid = dict(subset_size=1000, subsets=10, seed=0, batch_size=16)
     on_cpu, default = KIDFidelity(clean, features, device="cpu", **kid), KIDFidelity(clean, copy.deepcopy(features), **kid)
     assert [on_cpu(x) for x in sets] == [default(x) for x in sets]
@@ -158,8 +162,9 @@ def test_torchvision_adapter_on_cpu_is_the_default_path(tmp_path, tiny, perturbe
     torch.manual_seed(0)
     net = TorchvisionClassifier("resnet18", 10, None, 32)
     torch.save(net.net.state_dict(), tmp_path / "w.pt")
-    spec = {"kind": "torchvision", "arch": "resnet18", "num_classes": 10, "weights_path": str(tmp_path / "w.pt"), "input_size": 32}
-    with_cpu, default = MODELS["torchvision"]({**spec, "device": "cpu"}, tmp_path, 8), MODELS["torchvision"](spec, tmp_path, 8)
+    spec = {"arch": "resnet18", "num_classes": 10, "weights_path": str(tmp_path / "w.pt"), "input_size": 32, "batch_size": 8}
+    on_cpu, on_default = Torchvision(**spec, device="cpu"), Torchvision(**spec)
+    with_cpu, default = (lambda x: on_cpu.predict_proba(x).argmax(1)), (lambda x: on_default.predict_proba(x).argmax(1))
     with torch.no_grad():
         for x in perturbed[1][:2]:
             expected = torch.cat([torch.softmax(net(to_tensor(x[s : s + 8])), 1) for s in range(0, len(x), 8)]).double().numpy().argmax(1)
@@ -173,14 +178,14 @@ def test_text_adapters_on_cpu_are_the_default_path(tmp_path):
     rng = np.random.default_rng(0)
     np.savez(tmp_path / "model.npz", coef=rng.normal(size=(3, encoder.dim)), intercept=rng.normal(size=3),
              classes=np.array([0, 1, 2]))
-    head = MODELS["text_head"]({"kind": "text_head", "device": "cpu"}, tmp_path, 64)
-    default_head = MODELS["text_head"]({"kind": "text_head"}, tmp_path, 64)
+    head = TextHead(tmp_path, C=1.0, max_iter=1, device="cpu").predict
+    default_head = TextHead(tmp_path, C=1.0, max_iter=1).predict
     with np.load(tmp_path / "model.npz") as z:
         logits = encoder.embed(EDITED).astype(np.float64) @ z["coef"].T + z["intercept"]
     assert np.array_equal(head(EDITED), logits.argmax(1)) and np.array_equal(default_head(EDITED), logits.argmax(1))
     for name, spec in (("bert_f1", {}), ("bert_f1_code", {"dataset": {"variants": 1, "fidelity_variants": None}})):
-        on_cpu = FIDELITY[name].build(TEXTS, {**spec, "device": "cpu"}, tmp_path)
-        default = FIDELITY[name].build(TEXTS, spec, tmp_path)
+        on_cpu = FIDELITY.get(name)(TEXTS, {**spec, "device": "cpu"}, tmp_path)
+        default = FIDELITY.get(name)(TEXTS, spec, tmp_path)
         expected = np.mean([bert_f1_pair(c, r) for c, r in zip(encoder.encode(EDITED), encoder.encode(TEXTS))])
         assert on_cpu(EDITED) == default(EDITED) == float(expected)
     fresh = TextEncoder(device="cpu")  # not the shared one: nothing cached, the same model and bits

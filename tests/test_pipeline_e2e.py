@@ -18,10 +18,7 @@ def tiny_cfg(tmp_path, *overrides):
 
 
 def test_tiny_pipeline_end_to_end(tmp_path):
-    import groundtruth
-    import merge_groundtruth
-    import plot_groundtruth
-    import prepare
+    from scripts import groundtruth, merge_groundtruth, plot_groundtruth, prepare
 
     cfg = tiny_cfg(tmp_path)
     prepare.main(cfg)

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from _entry import compose_job
+from scripts._entry import compose_job
 
 from pipeline.config import ConfigError
 from pipeline.data.qqp import load_qqp

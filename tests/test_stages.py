@@ -1,7 +1,7 @@
 """dvc.yaml is the stage table's output: deps derived from imports, outs from the scripts' path functions."""
 from pathlib import Path
 
-import stages
+from scripts import stages
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]

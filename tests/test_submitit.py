@@ -33,7 +33,7 @@ def overrides(folder: Path, *extra: str) -> list[str]:
 
 def config(folder: Path, *extra: str):
     """The validated config a stage script gets from this command line (`_entry.compose_job`)."""
-    from _entry import compose_job
+    from scripts._entry import compose_job
 
     return compose_job(overrides(folder, *extra))
 
@@ -63,8 +63,7 @@ def job_stats(folder: Path) -> list[dict]:
 @pytest.fixture(scope="module")
 def base(tmp_path_factory) -> Path:
     """Prepared tiny assets and the unsharded ground truth (`outputs/groundtruth/tiny.parquet`)."""
-    import groundtruth
-    import prepare
+    from scripts import groundtruth, prepare
 
     folder = tmp_path_factory.mktemp("submitit")
     prepare.main(config(folder))
@@ -118,8 +117,7 @@ def finished(path: Path) -> int:
 
 
 def test_a_shard_killed_mid_run_and_resubmitted_gives_the_same_table(base, tmp_path):
-    import groundtruth
-    import merge_groundtruth
+    from scripts import groundtruth, merge_groundtruth
 
     folder = copy_inputs(base, tmp_path)
     for shard in (0, 2):
@@ -143,9 +141,8 @@ def test_a_shard_killed_mid_run_and_resubmitted_gives_the_same_table(base, tmp_p
 
 
 def test_the_merge_refuses_a_shard_made_from_another_config(base, tmp_path, monkeypatch, capsys):
-    import groundtruth
-    import merge_groundtruth
-    from _entry import run_stage
+    from scripts import groundtruth, merge_groundtruth
+    from scripts._entry import run_stage
 
     folder = copy_inputs(base, tmp_path)
     for shard in range(3):

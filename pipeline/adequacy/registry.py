@@ -15,7 +15,7 @@ import numpy as np
 from pipeline.adequacy import coverage, gini, surprise
 from pipeline.adequacy.profile import ActivationProfile
 from pipeline.adequacy.settings import AdequacySettings
-from pipeline.registry import Registry
+from pipeline.catalog import ADEQUACY
 
 AdequacyMetric = Callable[[Mapping[str, np.ndarray], np.ndarray, np.ndarray, ActivationProfile, AdequacySettings], float]
 
@@ -70,10 +70,6 @@ def dsa(activations: Mapping[str, np.ndarray], probabilities: np.ndarray, predic
     return surprise.dsa(_layers(activations, settings.surprise_layers), predictions, profile, settings.surprise_layers)
 
 
-ADEQUACY: Registry[AdequacyMetric] = Registry("adequacy metric")
-for _name, _metric in (("nac", nac), ("snac", snac), ("kmnc", kmnc), ("tknc", tknc),
-                       ("deepgini", deepgini), ("lsa", lsa), ("dsa", dsa)):
-    ADEQUACY.register(_name, _metric)
 
 
 def adequacy_scores(names: Sequence[str], logits: np.ndarray, activations: Mapping[str, np.ndarray],

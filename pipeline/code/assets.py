@@ -108,3 +108,39 @@ def code_predictor(spec: dict[str, Any], data_dir: str | Path, cache: ExecutionC
     else:
         raise ValueError(f"model.kind: {spec['kind']!r} — a code model kind: code_retrieval, code_llm")
     return RobustPassPredictor(problems, labels, model, cache or ExecutionCache(timeout_s=settings["timeout_s"]))
+
+
+class RetrievalCode:
+    """The `code_retrieval` model under test as a plug-in (`conf/model/code_retrieval.yaml`):
+    `predict(prompts)` -> passed per row."""
+
+    def __init__(self, data_dir: Path, threshold: float, ngrams: Sequence[int]) -> None:
+        self.predictor = code_predictor({"kind": "code_retrieval", "threshold": threshold, "ngrams": list(ngrams)}, data_dir)
+
+    def predict(self, prompts: Sequence[str]) -> np.ndarray:
+        return self.predictor(prompts)
+
+
+class LLMCode:
+    """The `code_llm` model under test as a plug-in (`conf/model/qwen_coder_gguf.yaml`, `codegen_2b_mono.yaml`):
+    `predict(prompts)` -> passed per row."""
+
+    def __init__(self, data_dir: Path, path: str, runtime: str, max_new_tokens: int, stop: Sequence[str], device: str = "cpu") -> None:
+        spec = {"kind": "code_llm", "path": path, "runtime": runtime, "max_new_tokens": max_new_tokens, "stop": list(stop), "device": device}
+        self.predictor = code_predictor(spec, data_dir)
+
+    def predict(self, prompts: Sequence[str]) -> np.ndarray:
+        return self.predictor(prompts)
+
+
+class CodeTestSet:
+    """D of a code benchmark as the prepare stage wrote it: each problem's prompt `variants` times in a row
+    (input i·s + k = variant k of problem i, so composition seeds the s copies differently); the label of a
+    row is its problem's index."""
+
+    def __init__(self, data_dir: Path, problems: int | None, variants: int, fidelity_variants: int | None, timeout_s: float,
+                 first: int = 0) -> None:
+        self.data_dir = Path(data_dir)
+
+    def test_set(self) -> tuple[list[str], np.ndarray]:
+        return load_code_set(self.data_dir)[:2]

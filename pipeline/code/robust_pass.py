@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pipeline.benchmark import TASK_METRICS
 from pipeline.code.sandbox import ExecResult, run_program
 from pipeline.data.humaneval import CodeProblem, check_program
 
@@ -95,9 +94,6 @@ def robust_pass_at_1(passed: np.ndarray, problem: np.ndarray) -> float:
     ids, inverse = np.unique(problem, return_inverse=True)
     failures = np.bincount(inverse, weights=~passed, minlength=len(ids))
     return float(np.mean(failures == 0))
-
-
-TASK_METRICS.register("robust_pass", robust_pass_at_1)  # ψ(predictions = passed per row, labels = problem per row)
 
 
 def pass_at_1(passed: np.ndarray, problem: np.ndarray) -> float:

@@ -1,13 +1,15 @@
-"""The configuration contract: the typed schema of conf/ (= params.yaml), `validate_config`, and the
-one-line `ConfigError` every rejected setting or input file raises."""
+"""The configuration contract: one module per config group (`benchmark`, `dataset`, `model`, `search`,
+`paired`, `fuzz`; `run` the root and `validate_config`), each with its typed nodes and its own rules,
+merged through OmegaConf (`merge`), and the one-line `ConfigError` every rejected setting or input file
+raises. It imports no domain module: the names a config may choose come from `pipeline.catalog`."""
 from pipeline.config.errors import ConfigError, InputError
-from pipeline.config.schema import (
+from pipeline.config.run import (
     Config,
     apply_overrides,
     derive_defaults,
     derived_mu,
     derived_tune_mu,
-    register_schema,
+    search_budget,
     space_size,
     validate_config,
 )
@@ -20,7 +22,7 @@ __all__ = [
     "derive_defaults",
     "derived_mu",
     "derived_tune_mu",
-    "register_schema",
+    "search_budget",
     "space_size",
     "validate_config",
 ]

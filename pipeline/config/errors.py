@@ -69,3 +69,12 @@ class InputError(ConfigError):
             key += f", column {column!r}"
         self.label, self.row, self.column = str(label), None if row is None else int(row), column
         super().__init__(key, value, allowed)
+
+
+def yaml_error(err: Exception, path: str) -> ConfigError:
+    """A YAML file that does not parse, as one line naming the file, the line and column, and the problem."""
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    where = f"{path} line {mark.line + 1}, column {mark.column + 1}" if mark is not None else str(path)
+    line = (mark.buffer or "").splitlines()[mark.line] if mark is not None and mark.buffer and mark.line < len(mark.buffer.splitlines()) else ""
+    problem = " ".join(str(getattr(err, "problem", None) or err).split())
+    return ConfigError(where, Text(line.strip() or "(end of file)"), f"valid YAML ({problem})")

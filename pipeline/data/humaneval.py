@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-HUMANEVAL_SIZE = 164  # problems in HumanEval.jsonl.gz
-
 
 @dataclass(frozen=True)
 class CodeProblem:

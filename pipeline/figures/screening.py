@@ -16,8 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from pipeline.paired.screening import TIERS, summarize_cells
-from pipeline.paired.screening_tables import SCORE_LABELS
+from pipeline.paired.screening import SCORE_LABELS, TIERS, summarize_cells
 
 FIG2_SCORES = ("neg_S", "neg_U", "delta", "neg_ret", "class_delta", "g_SU")
 FIG3_SCORES = ("neg_S", "neg_U", "delta", "neg_ret", "neg_TTA18", "neg_A3_corr", "random")

@@ -14,6 +14,7 @@ from typing import Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
+from pipeline.catalog import FRONTIER_SCOPES
 from pipeline.fuzz.composition import compositional_test
 from pipeline.fuzz.evaluator import EvaluateBatchFn, EvaluateFn, Evaluator
 from pipeline.fuzz.frontier import robustness_frontier
@@ -21,9 +22,10 @@ from pipeline.fuzz.mri import DEFAULT_SEED, check_weights, compute_mri, directio
 from pipeline.fuzz.report import StructuralFuzzReport
 from pipeline.fuzz.sensitivity import sensitivity_profile
 from pipeline.fuzz.subsets import SubsetResult, enumerate_subsets, pareto_frontier
-from pipeline.fuzz.threshold import find_adversarial_threshold, find_adversarial_threshold_two_phase
-
-FRONTIER_SCOPES = ("pareto", "all", "none")
+from pipeline.fuzz.threshold import (
+    find_adversarial_threshold,
+    find_adversarial_threshold_two_phase,
+)
 
 
 def reference_values(operating_point: np.ndarray, subset_results: Sequence[SubsetResult], inactive_value: float) -> np.ndarray:

@@ -16,8 +16,8 @@ Text kinds (modality "text", inputs a list of strings):
   bigrams (sublinear term frequency) — models that see the surface words, not an encoder's embedding, so
   the zoo holds families that respond differently to synonyms and typos.
 
-Every model exposes `fit(inputs, labels)` and `predict_proba(inputs) -> (N, n_classes)`; `MODALITY`
-says which inputs a kind takes.
+Every model exposes `fit(inputs, labels)` and `predict_proba(inputs) -> (N, n_classes)`; the catalog
+(`pipeline.catalog.ZOO_KINDS`) names each kind and says which inputs it takes.
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ from sklearn.preprocessing import StandardScaler
 
 from pipeline.models.cnn import predict_proba as cnn_predict_proba
 from pipeline.models.cnn import train_cnn
-from pipeline.registry import Registry
+from pipeline.catalog import ZOO_KINDS as KINDS
 
 
 def grey_features(images: np.ndarray, size: int = 8) -> np.ndarray:
@@ -112,31 +112,31 @@ def _logreg_estimator(C: float, max_iter: int) -> Any:
     return make_pipeline(StandardScaler(), LogisticRegression(C=C, max_iter=max_iter))
 
 
-def _mlp(hidden: int = 64, seed: int = 0, max_iter: int = 400, feature_size: int = 8) -> SklearnModel:
+def mlp(hidden: int = 64, seed: int = 0, max_iter: int = 400, feature_size: int = 8) -> SklearnModel:
     return SklearnModel(_mlp_estimator(hidden, seed, max_iter), _grey(feature_size))
 
 
-def _logreg(C: float = 1.0, max_iter: int = 2000, feature_size: int = 8) -> SklearnModel:
+def logreg(C: float = 1.0, max_iter: int = 2000, feature_size: int = 8) -> SklearnModel:
     return SklearnModel(_logreg_estimator(C, max_iter), _grey(feature_size))
 
 
-def _forest(n_estimators: int = 100, seed: int = 0, feature_size: int = 8) -> SklearnModel:
+def forest(n_estimators: int = 100, seed: int = 0, feature_size: int = 8) -> SklearnModel:
     return SklearnModel(RandomForestClassifier(n_estimators=n_estimators, random_state=seed, n_jobs=1), _grey(feature_size))
 
 
-def _knn(n_neighbors: int = 5, feature_size: int = 8) -> SklearnModel:
+def knn(n_neighbors: int = 5, feature_size: int = 8) -> SklearnModel:
     return SklearnModel(KNeighborsClassifier(n_neighbors=n_neighbors), _grey(feature_size))
 
 
-def _minilm_mlp(hidden: int = 64, seed: int = 0, max_iter: int = 400) -> SklearnModel:
+def minilm_mlp(hidden: int = 64, seed: int = 0, max_iter: int = 400) -> SklearnModel:
     return SklearnModel(_mlp_estimator(hidden, seed, max_iter), sentence_embeddings)
 
 
-def _minilm_logreg(C: float = 1.0, max_iter: int = 2000) -> SklearnModel:
+def minilm_logreg(C: float = 1.0, max_iter: int = 2000) -> SklearnModel:
     return SklearnModel(_logreg_estimator(C, max_iter), sentence_embeddings)
 
 
-def _minilm_knn(n_neighbors: int = 5) -> SklearnModel:
+def minilm_knn(n_neighbors: int = 5) -> SklearnModel:
     # cosine neighbours: the sentence embeddings are L2-normalised, so Euclidean order is cosine order
     return SklearnModel(KNeighborsClassifier(n_neighbors=n_neighbors), sentence_embeddings)
 
@@ -145,22 +145,12 @@ def _tfidf() -> TfidfVectorizer:
     return TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1)
 
 
-def _tfidf_logreg(C: float = 10.0, max_iter: int = 2000) -> SklearnModel:
+def tfidf_logreg(C: float = 10.0, max_iter: int = 2000) -> SklearnModel:
     return SklearnModel(make_pipeline(_tfidf(), LogisticRegression(C=C, max_iter=max_iter)), _texts)
 
 
-def _tfidf_nb(alpha: float = 0.1) -> SklearnModel:
+def tfidf_nb(alpha: float = 0.1) -> SklearnModel:
     return SklearnModel(make_pipeline(_tfidf(), MultinomialNB(alpha=alpha)), _texts)
-
-
-KINDS: Registry[Callable[..., Any]] = Registry("zoo model kind")
-MODALITY: dict[str, str] = {}
-for _kind, _factory, _modality in (("cnn", CNNModel, "vision"), ("mlp", _mlp, "vision"), ("logreg", _logreg, "vision"),
-                                   ("forest", _forest, "vision"), ("knn", _knn, "vision"), ("minilm_logreg", _minilm_logreg, "text"),
-                                   ("minilm_mlp", _minilm_mlp, "text"), ("minilm_knn", _minilm_knn, "text"),
-                                   ("tfidf_logreg", _tfidf_logreg, "text"), ("tfidf_nb", _tfidf_nb, "text")):
-    KINDS.register(_kind, _factory)
-    MODALITY[_kind] = _modality
 
 
 def build_model(spec: dict) -> Any:

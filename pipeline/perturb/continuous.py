@@ -20,8 +20,14 @@ import numpy as np
 from PIL import Image
 from skimage.color import hsv2rgb, rgb2hsv
 
+from pipeline.catalog import CONTINUOUS_FAMILIES
 from pipeline.perturb.glass_blur import GLASS_BLUR_SEVERITIES, glass_blur
-from pipeline.perturb.imagenet_c import MAX_SEVERITY, check_image, check_seed, global_rng
+from pipeline.perturb.imagenet_c import (
+    MAX_SEVERITY,
+    check_image,
+    check_seed,
+    global_rng,
+)
 
 # Parameter tables, index = severity 0..5; index 0 is the identity, 1..5 are imagecorruptions 1.1.2's.
 SPECKLE_STD = (0.0, 0.15, 0.2, 0.35, 0.45, 0.6)  # std of the multiplicative Gaussian noise
@@ -31,7 +37,7 @@ GLASS_SIGMA = (0.0, *(p[0] for p in GLASS_BLUR_SEVERITIES))  # Gaussian blur sig
 GLASS_MAX_DELTA = (0, *(p[1] for p in GLASS_BLUR_SEVERITIES))  # pixel moves drawn from [-d, d)
 GLASS_ITERATIONS = (0, *(p[2] for p in GLASS_BLUR_SEVERITIES))  # passes of pixel moves
 
-FAMILIES = ("speckle_noise", "glass_blur", "brightness", "pixelate")
+FAMILIES = CONTINUOUS_FAMILIES
 
 
 def _lerp(table: tuple[float, ...], severity: float) -> float:

@@ -52,6 +52,7 @@ from pipeline.fingerprint import digest, library_versions, source_fingerprint
 from pipeline.io import atomic_path, write_json
 from pipeline.numerics import PINNED
 from pipeline.perturb.compose import PrefixCache
+from pipeline.plugins import sources_digest, sources_of
 from pipeline.space import Space
 
 FORMAT = 1  # of the folder key, the layout and the chunk file; a change makes new folders
@@ -88,15 +89,16 @@ def data_digest(clean: Any) -> str:
 def perturbation_fingerprint(perturbations: Sequence[Any]) -> str:
     """Digest of the code that computes T_θ: the source of the import closure of `CODE_ROOTS` and of the
     modules defining each perturbation's function and class, with the numeric library versions and the
-    pinned numerics. Functions defined outside the project (a test, a notebook) are not seen: pass
-    `code=` to the store for those."""
+    pinned numerics, and the source of a user's perturbation plug-in (its package, `pipeline.plugins`).
+    Functions defined outside any file (a notebook) are not seen: pass `code=` to the store for those."""
     roots = set(CODE_ROOTS)
     for p in perturbations:
         roots.add(type(p).__module__)
         module = getattr(getattr(p, "_apply", None), "__module__", None)
         if module:
             roots.add(module)
-    return digest({"code": source_fingerprint(sorted(roots)), "libraries": library_versions(), "numerics": PINNED})
+    return digest({"code": source_fingerprint(sorted(roots)), "plugins": sources_digest(sources_of(sorted(roots))),
+                   "libraries": library_versions(), "numerics": PINNED})
 
 
 # ---- chunk files -----------------------------------------------------------------------------------

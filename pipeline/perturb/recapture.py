@@ -30,11 +30,14 @@ captures of an image (the camera stays on its tripod), and one per (seed, image 
 the capture itself (shake direction, noise, AWB error); both come from `np.random.SeedSequence`, so a
 recapture depends only on (image, index, condition, seed), never on batch order or composition.
 
-The module also names the Syn-B conditions (nine ImageNet-C types x severities 2 and 4, App. F).
+The module also holds the condition names `<lighting>-param_<k>` (`condition_name`, `parse_condition`),
+the tier rule of §3.3 (`tier_of`: mild, severe, extreme by mean development accuracy) and the Syn-B
+conditions (nine ImageNet-C types x severities 2 and 4, App. F).
 """
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,7 +46,6 @@ from PIL import Image
 from scipy import ndimage, signal
 from skimage.transform import ProjectiveTransform
 
-from pipeline.paired.screening import TIER_CUTS
 from pipeline.perturb.compose import apply_step
 from pipeline.perturb.registry import get_perturbation
 
@@ -54,6 +56,9 @@ ISOS = (250, 2000, 16000)
 SHUTTERS = (1 / 4, 1 / 60, 1 / 1000)          # seconds
 APERTURES = (5.0, 9.0, 16.0)                  # f-numbers
 N_PARAMS = len(ISOS) * len(SHUTTERS) * len(APERTURES)
+TIER_CUTS = (0.4, 0.2)          # mild: accuracy >= 0.4; severe: [0.2, 0.4); extreme: < 0.2 (Section 3.3)
+TIERS = ("mild", "severe", "extreme")
+_CONDITION = re.compile(r"^(?P<lighting>[^-]+)-param_(?P<param>\d+)$")
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,13 @@ def condition_name(lighting: str, param: int) -> str:
     return f"{lighting}-param_{int(param)}"
 
 
+def parse_condition(name: str) -> tuple[str, int] | None:
+    """(lighting, param) of a condition named `<lighting>-param_<k>` (`condition_name`'s inverse); None for
+    any other name (a Syn-B condition, say)."""
+    match = _CONDITION.match(name)
+    return None if match is None else (match["lighting"], int(match["param"]))
+
+
 def camera_setting(param: int) -> tuple[float, int, float]:
     """(shutter s, ISO, f-number) of ImageNet-ES's `param_<param>`: ISO varies fastest, then shutter,
     then aperture (ImageNet-ES `settings/grid-options-3x3x3.csv`)."""
@@ -122,7 +134,7 @@ def recapture_conditions(lightings: Sequence[str] = tuple(LIGHTINGS)) -> list[Re
 
 def tier_of(mean_accuracy: float, cuts: tuple[float, float] = TIER_CUTS) -> str:
     """Tier of a condition from its mean development accuracy across models (§3.3): mild >= 0.4,
-    severe [0.2, 0.4), extreme < 0.2."""
+    severe [0.2, 0.4), extreme < 0.2; the one tier rule of the code base."""
     return "mild" if mean_accuracy >= cuts[0] else "severe" if mean_accuracy >= cuts[1] else "extreme"
 
 

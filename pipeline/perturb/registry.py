@@ -1,14 +1,17 @@
-"""Registry of perturbation families T_i, keyed by name, one entry per family and modality.
+"""Perturbation families T_i by name: the catalog's built-ins (`pipeline.catalog.PERTURBATIONS`) and
+plug-ins named by import path.
 
-A family maps (input, level, seed) to a perturbed input; level 0 is the identity. A new family is a
-`register(...)` call plus a config entry naming it; nothing else changes.
+A family maps (input, level, seed) to a perturbed input; level 0 is the identity. A user's family is a
+class in their own package satisfying `pipeline.protocols.Perturbation`, named in
+`benchmark.perturbations` as `my_pkg.module:Family`; nothing in the library changes.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from pipeline.registry import Registry
+from pipeline.catalog import PERTURBATIONS
+from pipeline.protocols import Perturbation as PerturbationProtocol
 
 Apply = Callable[[Any, int, int], Any]
 
@@ -28,43 +31,45 @@ class Perturbation:
         return x if level == 0 else self._apply(x, level, seed)
 
 
-def _text_family(name: str) -> Perturbation:
-    from pipeline.perturb import text  # nltk and textblob load only when a text family is used
+def imagenet_c_family(name: str) -> Perturbation:
+    """ImageNet-C's corruption `name` (vision), severities 1..5 (§4.1)."""
+    from pipeline.perturb import imagenet_c
+
+    return Perturbation(name, "vision", imagenet_c.MAX_SEVERITY, lambda x, lvl, s: imagenet_c.corrupt(x, name, lvl, s))
+
+
+def text_family(name: str) -> Perturbation:
+    """TestNav's text family `name` (synonym, typo, contraction, punctuation)."""
+    from pipeline.perturb import (
+        text,  # nltk and textblob load only when a text family is used
+    )
 
     return Perturbation(name, "text", text.MAX_LEVEL, text.APPLY[name])
 
 
-def _code_family(name: str) -> Perturbation:
+def code_family(name: str) -> Perturbation:
+    """ReCode's code family `name` (butterfingers, char_case, whitespace, newline)."""
     from pipeline.perturb import code
 
     return Perturbation(name, "code", code.MAX_LEVEL, code.APPLY[name])
 
 
-def _builtins(registry: "Registry[Callable[[], Perturbation]]") -> None:
-    """ImageNet-C's corruptions (vision), TestNav's text families (synonym, typo, contraction,
-    punctuation) and ReCode's code families (butterfingers, char_case, whitespace, newline), §4.1."""
-    from pipeline.perturb import imagenet_c
-
-    for corruption in imagenet_c.corruption_names("all"):
-        registry.register(corruption, lambda c=corruption: Perturbation(c, "vision", 5, lambda x, lvl, s, c=c: imagenet_c.corrupt(x, c, lvl, s)))
-    for name in ("synonym", "typo", "contraction", "punctuation"):
-        registry.register(name, lambda n=name: _text_family(n))
-    for name in ("butterfingers", "char_case", "whitespace", "newline"):
-        registry.register(name, lambda n=name: _code_family(n))
-
-
-PERTURBATIONS: Registry[Callable[[], Perturbation]] = Registry("perturbation", _builtins)
-
-
-def register(name: str, factory: Callable[[], Perturbation]) -> None:
-    """Add a family: `factory()` builds its `Perturbation`."""
-    PERTURBATIONS.register(name, factory)
+def register(name: str, factory: Callable[[], PerturbationProtocol], **facts: Any) -> None:
+    """Add a family at run time: `factory()` builds it (`facts`: its modality and max_level, for the config)."""
+    PERTURBATIONS.register(name, factory, **facts)
 
 
 def available() -> list[str]:
     return sorted(PERTURBATIONS.names())
 
 
-def get_perturbation(name: str) -> Perturbation:
-    """The family called `name`, or a ValueError listing the valid names."""
-    return PERTURBATIONS.get(name)()
+def get_perturbation(name: str) -> PerturbationProtocol:
+    """The family called `name` (a catalog name or a plug-in's import path `module:attribute`, a
+    `Perturbation` or a factory of one), or a ValueError listing the valid names."""
+    family = PERTURBATIONS.get(name)
+    if isinstance(family, type) or (callable(family) and not isinstance(family, PerturbationProtocol)):
+        family = family()
+    if not isinstance(family, PerturbationProtocol):
+        raise ValueError(f"perturbation {name!r} is {family!r}, not a perturbation: it needs name, modality, max_level "
+                         "and apply(x, level, seed) (pipeline.protocols.Perturbation)")
+    return family

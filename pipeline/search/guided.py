@@ -19,8 +19,8 @@ class AdequacyGuided(DeltaOnly):
     guide: str = ""
 
 
-def guided_methods() -> list[type[AdequacyGuided]]:
-    """One method per adequacy metric, named after it."""
-    return [type(f"{label}Guided", (AdequacyGuided,), {"name": name, "label": label, "guide": f"adequacy_{name}",
-                                                       "__doc__": f"{label} as the sole search objective (§4.4)."})
-            for name, label in ADEQUACY_LABELS.items()]
+def guided_method(name: str) -> type[AdequacyGuided]:
+    """The method guided by adequacy metric `name` (one of `ADEQUACY_LABELS`), named after it."""
+    label = ADEQUACY_LABELS[name]
+    return type(f"{label}Guided", (AdequacyGuided,), {"name": name, "label": label, "guide": f"adequacy_{name}",
+                                                      "__doc__": f"{label} as the sole search objective (§4.4)."})

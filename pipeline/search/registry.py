@@ -5,26 +5,19 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline.catalog import SEARCH_METHODS as METHODS
 from pipeline.search.base import Method
-from pipeline.search.coverage import CoverageSearch
-from pipeline.search.evolution import DeltaOnly, GeneticAlgorithm, RhoOnly, TestNav
-from pipeline.search.greedy import GreedySearch
-from pipeline.search.guided import guided_methods
 from pipeline.search.oracle import Oracle
-from pipeline.search.pnd import ParetoProbability
-from pipeline.search.random_search import RandomSearch
-from pipeline.registry import Registry
 from pipeline.space import Space
-
-METHODS: Registry[type[Method]] = Registry("search method")
-for _cls in (TestNav, GreedySearch, GeneticAlgorithm, RandomSearch, DeltaOnly, RhoOnly, CoverageSearch, ParetoProbability,
-             *guided_methods()):
-    METHODS.register(_cls.name, _cls)
 
 
 def method_class(name: str) -> type[Method]:
-    """The class registered as `name`; fails with the list of valid names."""
-    return METHODS.get(name)
+    """The class registered as `name` (or a plug-in's import path `module:Class`, a `Method` subclass);
+    fails with the list of valid names."""
+    cls = METHODS.get(name)
+    if not (isinstance(cls, type) and issubclass(cls, Method)):
+        raise ValueError(f"search method {name!r} is {cls!r}, not a subclass of pipeline.search.base.Method")
+    return cls
 
 
 def get_method(name: str, **hyperparameters: Any) -> Method:

@@ -11,7 +11,7 @@ import adequacy_oracles as oracle
 import numpy as np
 import pytest
 import torch
-from _entry import benchmark_spec, compose_job
+from scripts._entry import benchmark_spec, compose_job
 
 from pipeline.adequacy import ActivationProfile
 from pipeline.adequacy.text_model import PCA_COMPONENTS, SURPRISE_LAYER, Projection, coverage_layers, fit_projection

@@ -153,7 +153,7 @@ def test_missing_or_wrong_weights_are_errors_naming_the_key(tiny_lm: Path, tmp_p
 
 
 def test_the_llm_configs_compose_and_a_missing_path_names_the_environment_variable(monkeypatch, tiny_lm: Path):
-    from _entry import compose_job
+    from scripts._entry import compose_job
 
     from pipeline.config import ConfigError
 

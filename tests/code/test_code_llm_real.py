@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from _entry import compose_job
+from scripts._entry import compose_job
 from omegaconf import OmegaConf
 
 from pipeline.code.assets import code_predictor, generation_cache_path, write_code_assets

@@ -1,9 +1,11 @@
-"""Hostile-completion suite for `pipeline.code.sandbox.run_program`.
+"""Hostile-completion suite for `pipeline.code.sandbox.run_program` (`host.run_program`), plus the status-line
+protocol (`protocol`) and the launcher's standard-library-only imports (`launcher`).
 
 Every hostile program must end as a failed `ExecResult` with the right status and reason, and the host must
 come out unharmed, checked concretely: a canary file survives, a listener gets no connection, a sentinel
 process lives, no process of the run is left in /proc, the temporary directory is gone.
 """
+import ast
 import json
 import math
 import os
@@ -21,13 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.code.sandbox import (
-    DEFAULT_UID,
-    IS_ROOT,
-    STATUSES,
-    ExecResult,
-    run_program,
-)
+from pipeline.code import sandbox
+from pipeline.code.sandbox import host, protocol
+from pipeline.code.sandbox.host import DEFAULT_UID, IS_ROOT, run_program
+from pipeline.code.sandbox.outcome import STATUSES, ExecResult
 
 ROOT = Path(__file__).resolve().parents[2]
 BOMB_UIDS = (61789, 61790)  # uids nobody else uses, one per fork-bomb case (xdist may run both at once)
@@ -84,7 +83,7 @@ def _assert_failed(result: ExecResult, *statuses: str) -> None:
     assert isinstance(result, ExecResult)
     assert not result.passed, result
     assert result.status in statuses, result
-    assert result.status in STATUSES
+    assert result.status in STATUSES and result.isolation in protocol.MODES
     assert result.reason and "\n" not in result.reason
 
 
@@ -462,3 +461,83 @@ def test_namespaces_can_be_required():
     else:
         _assert_failed(result, "error")
         assert "namespaces required" in result.reason
+
+
+# ------------------------------------------------------------------------------- package, protocol, launcher
+
+
+def test_the_package_re_exports_the_host_and_outcome_names():
+    assert sandbox.run_program is run_program and sandbox.ExecResult is ExecResult
+    assert sandbox.STATUSES is STATUSES and sandbox.IS_ROOT is IS_ROOT and sandbox.DEFAULT_UID == DEFAULT_UID
+
+
+@pytest.mark.parametrize("key, value", [
+    (protocol.ERROR, "set-up failed: OSError(1, 'mount /tmp: Operation not permitted')"),
+    (protocol.ERROR, " size=64m,mode=1777 =x= trailing "),  # spaces (leading, inner, trailing) and '='
+    (protocol.PIDNS, "pid:[4026532001]"),
+    (protocol.TERMINATED, ""),
+])
+def test_protocol_round_trip(key, value):
+    line = protocol.encode(key, value)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert protocol.decode(line) == [(key, value)]
+    every_key = b"".join(protocol.encode(other, value) for other in protocol.KEYS)
+    assert protocol.decode(every_key) == [(other, value) for other in protocol.KEYS]
+
+
+def test_protocol_parse_of_a_whole_report():
+    status = b"".join([
+        protocol.encode_mode(protocol.MODE_UID, "unshare: Operation not permitted"),
+        protocol.encode_mode(protocol.MODE_NAMESPACES, ""),  # only the first mode line counts
+        protocol.encode(protocol.PIDNS, "pid:[4026532001]"),
+        protocol.encode(protocol.ERROR, "could not exec /usr/bin/python3 as uid 65534: x=1"),
+        protocol.encode(protocol.ERROR, "second"),
+        protocol.encode_end(0, 0),
+        protocol.encode_end(signal.SIGKILL, 2),  # os.waitpid's status of a SIGKILLed child is the signal
+        protocol.encode(protocol.TERMINATED),
+    ])
+    report = protocol.parse(status)
+    assert (report.mode, report.note) == (protocol.MODE_UID, "unshare: Operation not permitted")
+    assert report.pid_namespace == "pid:[4026532001]"
+    assert report.errors == ["could not exec /usr/bin/python3 as uid 65534: x=1", "second"]
+    assert report.end == (-signal.SIGKILL, 2) and report.terminated
+    assert protocol.encode_end(3 << 8, 1) == b"exit 3 1\n"  # exit status 3, one leftover
+    assert protocol.encode_mode(protocol.MODE_NAMESPACES, "") == b"mode namespaces\n"
+
+
+@pytest.mark.parametrize("status", [b"", b"exit\n", b"exit 1\n", b"signal x 0\n", b"\xff\xfe garbage\n",
+                                    b"mode"])
+def test_protocol_parse_of_partial_or_malformed_status_never_raises(status):
+    report = protocol.parse(status)
+    assert report.end is None and report.errors == [] and not report.terminated
+
+
+def _imported_modules(path: str) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(Path(path).read_text(), path)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path}: relative import of {node.module!r}"
+            names.add(node.module.partition(".")[0])
+    return names
+
+
+def test_launcher_and_protocol_import_only_the_standard_library():
+    protocol_path = os.path.join(os.path.dirname(host.LAUNCHER), "protocol.py")
+    assert protocol.__file__ == protocol_path
+    for path in (host.LAUNCHER, protocol_path):
+        imported = _imported_modules(path)
+        assert imported and imported <= set(sys.stdlib_module_names) | {"__future__"}, (path, imported)
+    # What loading the launcher under -I -S really imports (as a module, so that it does not run).
+    probe = (
+        "import importlib.util, json, sys\n"
+        f"spec = importlib.util.spec_from_file_location('sandbox_launcher', {host.LAUNCHER!r})\n"
+        "spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-I", "-S", "-B", "-c", probe], capture_output=True, text=True,
+                          env={}, timeout=30, check=True)
+    loaded = {name.partition(".")[0] for name in json.loads(done.stdout)}
+    assert "pipeline" not in loaded
+    assert loaded - set(sys.stdlib_module_names) - set(sys.builtin_module_names) <= {"__main__"}, loaded

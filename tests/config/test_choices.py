@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from _entry import check_sweep, compose_job, hydra_jobs, load_params
+from scripts._entry import check_sweep, compose_job, hydra_jobs, load_params
 from omegaconf import OmegaConf
 
 from pipeline.config import ConfigError, validate_config
@@ -50,7 +50,7 @@ def test_a_model_that_does_not_fit_the_benchmark_is_rejected():
 
 
 def test_fidelity_and_budget_are_one_override_each():
-    from search_paths import budget, metrics_of
+    from scripts.search_paths import budget, metrics_of
 
     cfg = compose_job(["fidelity=[kid]", "search.budget=300"])
     assert metrics_of(cfg) == ["kid"] and budget(cfg, 6**4) == 300

@@ -20,15 +20,12 @@ from pipeline.config import (
     derived_tune_mu,
     validate_config,
 )
-from pipeline.config.schema import (
-    DATASET_KINDS,
-    MODEL_KINDS,
-    ZOO_KINDS,
-    CampaignSettings,
-    DigitsCNNModel,
-    FuzzAdaptersConfig,
-    ZooModel,
-)
+from pipeline.catalog import ZOO_KINDS
+from pipeline.config.dataset import DATASET_KINDS
+from pipeline.config.fuzz import CampaignSettings, FuzzAdaptersConfig
+from pipeline.config.model import MODEL_KINDS, DigitsCNNModel
+from pipeline.config.paired import ZooModel
+from pipeline.registry import load_import_path
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUPS = ("model", "benchmark", "modality", "search", "paired", "fuzz")
@@ -47,7 +44,8 @@ def _register_test_tone() -> None:
     from pipeline.perturb.registry import Perturbation, available, register
 
     if "test_tone" not in available():
-        register("test_tone", lambda: Perturbation("test_tone", "test_audio", 5, lambda x, level, seed: x))
+        register("test_tone", lambda: Perturbation("test_tone", "test_audio", 5, lambda x, level, seed: x),
+                 modality="test_audio", max_level=5)
 
 
 _COMPOSED: dict[tuple[str, ...], dict] = {}
@@ -127,9 +125,10 @@ def test_an_unresolvable_interpolation_is_named():
 def _tiny_imagenet(data: dict) -> dict:
     """benchmark=tiny_imagenet without the keys it inherits from digits (see the report on conf/)."""
     b = data["benchmark"]
-    b["dataset"] = {"kind": "tiny_imagenet", "root": "/data/tiny-imagenet-200", "limit": None, "size": None}
-    data["model"] = {"name": "vit_b_16", "kind": "torchvision", "arch": "vit_b_16", "num_classes": 200, "weights_path": None,
-                     "input_size": 224}
+    b["dataset"] = {"kind": "tiny_imagenet", "_target_": "pipeline.data.test_sets.TinyImagenetTestSet",
+                    "root": "/data/tiny-imagenet-200", "limit": None, "size": None}
+    data["model"] = {"name": "vit_b_16", "kind": "torchvision", "_target_": "pipeline.models.under_test.Torchvision",
+                     "arch": "vit_b_16", "num_classes": 200, "weights_path": None, "input_size": 224}
     b["features"] = {"kind": "inception", "dim": 2048}
     b["adequacy"] = None  # the adequacy settings name the digits CNN's layers
     return data
@@ -149,16 +148,28 @@ def test_kinds_have_their_own_keys():
         validate_config(bad)
 
 
-def test_schema_kinds_match_the_registries():
-    from pipeline.builders import DATASETS, MODELS
+def test_schema_kinds_match_the_implementations():
+    """Every built-in model and data set config names a `_target_` that imports and fits its protocol; every zoo
+    kind's typed options are its factory's arguments; every fuzz adapter has its settings."""
     from pipeline.fuzz.adapters import ADAPTERS, CAMPAIGN_KEYS
-    from pipeline.models import zoo
+    from pipeline.plugins import DATASET_PROTOCOLS, MODEL_PROTOCOLS, check_class
 
-    assert set(DATASET_KINDS) == set(DATASETS) and set(MODEL_KINDS) == set(MODELS)
-    assert set(ZOO_KINDS) == set(zoo.KINDS)
-    for kind, cls in ZOO_KINDS.items():
+    for path in sorted((ROOT / "conf" / "model").glob("*.yaml")):
+        node = OmegaConf.to_container(OmegaConf.load(path))
+        assert node["kind"] in MODEL_KINDS, path
+        if node["kind"] != "external":
+            check_class(node, "model", MODEL_PROTOCOLS)
+    kinds = set()
+    for path in sorted((ROOT / "conf" / "benchmark").glob("*.yaml")):
+        node = (OmegaConf.to_container(OmegaConf.load(path)).get("benchmark") or {}).get("dataset") or {}
+        if "kind" in node:
+            kinds.add(node["kind"])
+            check_class(node, "benchmark.dataset", DATASET_PROTOCOLS)
+    assert kinds == set(DATASET_KINDS) - {"external"}
+    for kind in ZOO_KINDS:
+        cls = load_import_path(ZOO_KINDS.facts(kind)["config"])
         options = {f for f in cls.__dataclass_fields__} - set(ZooModel.__dataclass_fields__)
-        accepted = set(inspect.signature(zoo.KINDS[kind]).parameters) - {"module"}
+        accepted = set(inspect.signature(ZOO_KINDS.get(kind)).parameters) - {"module"}
         assert options <= accepted, (kind, options - accepted)
     assert set(FuzzAdaptersConfig.__dataclass_fields__) == set(ADAPTERS)
     assert set(CampaignSettings.__dataclass_fields__) | {"candidate_values"} == set(CAMPAIGN_KEYS)

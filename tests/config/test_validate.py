@@ -7,15 +7,16 @@ import pandas as pd
 import pytest
 
 from pipeline.config import ConfigError, InputError
-from pipeline.paired.records import records_from_probabilities, validate_records
-from pipeline.search import METHODS
-from pipeline.space import Space
-from pipeline.validate import (
+from pipeline.groundtruth import validate_groundtruth
+from pipeline.paired.records import (
     expected_conditions,
-    validate_groundtruth,
+    records_from_probabilities,
+    validate_records,
     validate_records_cells,
-    validate_trace,
 )
+from pipeline.search import METHODS
+from pipeline.search.traces import validate_trace
+from pipeline.space import Space
 
 NAMES, LEVELS, METRICS = ("brightness", "pixelate"), 3, ("ssim", "kid")
 GT = "outputs/groundtruth/tiny.parquet"

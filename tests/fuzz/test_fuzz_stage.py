@@ -1,5 +1,4 @@
 """The `fuzz` and `plot_fuzz` stage scripts end to end on small budgets."""
-import importlib.util
 import math
 import json
 from pathlib import Path
@@ -9,19 +8,12 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from pipeline.fuzz import StructuralFuzzReport
+from pipeline.fuzz.adapters import build
 from pipeline.models.cnn import save_cnn
+from scripts import fuzz as fuzz_stage
+from scripts import plot_fuzz as plot_stage
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _script(name):
-    spec = importlib.util.spec_from_file_location(f"stage_{name}", ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-fuzz_stage, plot_stage = _script("fuzz"), _script("plot_fuzz")
 
 SMALL = {
     "geometric": ["candidate_values=[0.5,1.0]", "n_mri_perturbations=30", "n_adversarial_steps=8", "frontier=pareto",
@@ -63,7 +55,7 @@ def test_geometric_stage_writes_report_summary_metrics_and_figures(tmp_path, mon
     assert "seconds" not in metrics and json.loads((out / "timings.json").read_text())["seconds"] >= 0
     first = (out / "report.json").read_bytes()
     (out / "report.json").unlink()
-    monkeypatch.setattr(fuzz_stage, "build_adapter", None)  # resumed from the store: the campaign does not run again
+    monkeypatch.setattr(build, "build_adapter", None)  # resumed from the store: the campaign does not run again
     fuzz_stage.main(cfg)
     monkeypatch.undo()
     assert (out / "report.json").read_bytes() == first

@@ -11,12 +11,17 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from pipeline.paired.bounds import cell_bounds
-from pipeline.paired.confidence import dmk_independent
-from pipeline.paired.cell import as_cell
-from pipeline.paired.model_prediction import ALPHAS, feature_sets, group_interval, nested_logo
-from pipeline.paired.model_summaries import cell_quantities, model_targets
-from pipeline.paired.screening_subsets import prefix_subsets
+from pipeline.paired.identification.bounds import cell_bounds
+from pipeline.paired.identification.cell import as_cell
+from pipeline.paired.identification.confidence import dmk_independent
+from pipeline.paired.prediction.regression import (
+    ALPHAS,
+    feature_sets,
+    group_interval,
+    nested_logo,
+)
+from pipeline.paired.prediction.summaries import cell_quantities, model_targets
+from pipeline.paired.screening.subsets import prefix_subsets
 
 
 def _cell(rng, sizes=(3, 2, 3), n_classes=4) -> pd.DataFrame:

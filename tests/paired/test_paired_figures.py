@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.figures.paired import illustration_markdown, plot_certified, plot_widths
 from pipeline.paired import cell_bounds, policy_analysis
-from pipeline.paired.panel import CELL_KEYS, illustration_case
+from pipeline.paired.identification.panel import CELL_KEYS, illustration_case
 
 # A cell (found by random search, checked by the brute-force tests' oracle) whose policies 2 and 4 at
 # lambda = 0.5 are ordered by one shared correspondence while their separate I5 intervals overlap.

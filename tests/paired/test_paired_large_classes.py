@@ -11,7 +11,7 @@ import pytest
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from pipeline.paired import cell_bounds, difference_bound, policy_cost_bounds
-from pipeline.paired.wrongblock import hblock_probabilities, mark_range
+from pipeline.paired.identification.wrongblock import hblock_probabilities, mark_range
 
 
 def _class_records(rng, n, p=(0.35, 0.1, 0.35, 0.05, 0.15)):

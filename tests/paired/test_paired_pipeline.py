@@ -11,7 +11,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from pipeline.paired import cell_bounds, certified_summary, read_records, width_summary
-from pipeline.paired.records import cells
+from pipeline.paired.records.table import cells
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,10 +24,7 @@ def tiny_cfg(tmp_path):
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    import bounds
-    import plot_paired
-    import policies
-    import records
+    from scripts import bounds, plot_paired, policies, records
 
     tmp_path = tmp_path_factory.mktemp("paired")
     cfg = tiny_cfg(tmp_path)

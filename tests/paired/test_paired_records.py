@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from pipeline.paired import read_records, validate_records, write_records
-from pipeline.paired.records import cells
+from pipeline.paired.records.table import cells
 
 
 def _table() -> pd.DataFrame:
@@ -68,7 +68,7 @@ def test_one_perturbed_record_per_clean_record():
 
 
 def test_records_from_probabilities_and_split():
-    from pipeline.paired.records import records_from_probabilities, split_dev_eval
+    from pipeline.paired.records.table import records_from_probabilities, split_dev_eval
 
     labels = np.array([0, 1, 1, 2, 2, 2, 2])
     split = split_dev_eval(labels, 0.5, seed=3)

@@ -11,31 +11,23 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from pipeline.paired.records import validate_records
-from pipeline.paired.screening import (
+from pipeline.paired.identification.thresholds import coverage_rank
+from pipeline.paired.records.table import validate_records
+from pipeline.paired.records.tiers import condition_tiers
+from pipeline.paired.screening.metrics import (
     auroc,
     budget_size,
     cell_metrics,
-    class_bootstrap,
-    condition_tiers,
     coverage_ceiling,
     coverage_of_ceiling,
     evaluate_cells,
     failure_coverage,
-    group_bootstrap,
     paired_cells,
     summarize_cells,
 )
-from pipeline.paired.screening_probes import (
-    TTA18,
-    a3rank,
-    modal_class,
-    probe_average,
-    rotate,
-    tta18,
-    tta_transform,
-)
-from pipeline.paired.screening_scores import (
+from pipeline.paired.screening.probes import a3rank, modal_class, probe_average
+from pipeline.paired.screening.resampling import class_bootstrap, group_bootstrap
+from pipeline.paired.screening.scores import (
     SCORES,
     apply_screening,
     average_draws,
@@ -48,7 +40,7 @@ from pipeline.paired.screening_scores import (
     random_derangement,
     u_prefix,
 )
-from pipeline.paired.thresholds import coverage_rank
+from pipeline.perturb.tta import TTA18, rotate, tta18, tta_transform
 
 
 # --------------------------------------------------------------------------------------------------

@@ -9,9 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.paired.screening_controls import clean_controls, group_table
-from pipeline.paired.screening_probe_sets import capture_factors, capture_table, probe_sets
-from pipeline.paired.screening_strata import confidence_terciles, retention_gap
+from pipeline.paired.screening.controls import clean_controls, group_table
+from pipeline.paired.screening.probe_sets import (
+    capture_factors,
+    capture_table,
+    probe_sets,
+)
+from pipeline.paired.screening.strata import confidence_terciles, retention_gap
 
 
 def test_clean_controls_hand_example():

@@ -62,8 +62,7 @@ def _cfg(tmp: Path, tree: dict[str, Path], extra: list[str] = ()):
 
 @pytest.mark.slow
 def test_es_tree_through_recapture_and_screening(tmp_path):
-    import recapture
-    import screening
+    from scripts import recapture, screening
 
     tree = _fixture(tmp_path / "data_es")
     cfg = _cfg(tmp_path, tree)

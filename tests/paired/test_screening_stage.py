@@ -15,8 +15,9 @@ from hydra import compose, initialize_config_dir
 
 from pipeline.config import ConfigError, validate_config
 from pipeline.paired import read_records
-from pipeline.paired.screening import condition_tiers, evaluate_cells
-from pipeline.paired.screening_tables import model_scores
+from pipeline.paired.records.tiers import condition_tiers
+from pipeline.paired.screening.metrics import evaluate_cells
+from pipeline.paired.screening.tables import model_scores
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = [1, 14, 27]
@@ -33,10 +34,7 @@ def _compose(overrides: list[str]):
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    import plot_screening
-    import recapture
-    import records
-    import screening
+    from scripts import plot_screening, recapture, records, screening
 
     tmp = tmp_path_factory.mktemp("screening")
     cfg = validate_config(_compose([f"paths.outputs={tmp}/outputs", f"paths.data={tmp}/data", *OVERRIDES]))
@@ -84,7 +82,7 @@ def test_recapture_records_match_a_direct_prediction(run):
     np.testing.assert_allclose(got["pert_trueprob"].to_numpy(), proba[np.arange(120), splits["test"][1][:120]])
     probes = run["probes"]
     tta = probes[(probes["model"] == "logreg") & (probes["probe"] == "tta") & (probes["name"] == "hflip")].sort_values("image_id")
-    from pipeline.paired.screening_probes import tta_transform
+    from pipeline.perturb.tta import tta_transform
     flipped = model.predict_proba(tta_transform(splits["test"][0][:120], "hflip"))
     np.testing.assert_allclose(tta[[f"p{c}" for c in range(10)]].to_numpy(), flipped)
 
@@ -152,9 +150,8 @@ def test_no_development_image_enters_an_evaluation_statistic(run):
 
 
 def test_tables_metrics_and_figures(run):
-    from stages import SCREENING_TABLES
-
-    from screening import TITLES
+    from pipeline.paired.screening import TITLES
+    from scripts.stages import SCREENING_TABLES
 
     for name in SCREENING_TABLES:
         assert (run["dir"] / f"{name}.csv").exists() and (run["dir"] / f"{name}.md").read_text().startswith(TITLES[name])
@@ -193,7 +190,7 @@ def test_stage_exits_2_naming_the_key():
 
 
 def test_the_recapture_stage_reproduces_the_records_stage(run):
-    from pipeline.paired.recapture_records import check_clean_agreement, check_same_records
+    from pipeline.paired.records.zoo import check_clean_agreement, check_same_records
 
     synb = read_records(run["out"] / "records/digits-recapture.synb.parquet")
     check_same_records(run["syn"], synb)                                   # the zoo and Syn-B reproduced
@@ -211,8 +208,12 @@ def test_swapped_split_cells_fit_on_eval_and_score_dev_images(run):
     """Tables 23/24: relabelled records give the cells of fitting on evaluation images and scoring the
     clean-correct development images; AUROC by pairwise brute force; the tables are equal-weight cell means
     under development- (23) and evaluation-defined (24) tiers."""
-    from pipeline.paired.screening_scores import apply_screening, fit_screening, image_features
-    from pipeline.paired.screening_swap import swapped_cells
+    from pipeline.paired.screening.scores import (
+        apply_screening,
+        fit_screening,
+        image_features,
+    )
+    from pipeline.paired.screening.swap import swapped_cells
 
     syn, real = run["syn"], run["real"]
     tiers = condition_tiers(real, "dev")

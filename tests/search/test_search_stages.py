@@ -17,11 +17,11 @@ from synthetic import make_benchmark
 from pipeline.pareto import pareto_mask
 from pipeline.space import Space
 
-ROOT = importlib.import_module("_entry").ROOT
+ROOT = importlib.import_module("scripts.paths").ROOT
 
 
 def stage(name: str):
-    module = importlib.import_module(name)
+    module = importlib.import_module(f"scripts.{name}")
     assert module.__file__.endswith(f"scripts/{name}.py")
     return module
 

@@ -10,24 +10,14 @@ and where the campaign should analyse the model when its best configuration is n
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Sequence
+
 import numpy as np
 
+from pipeline.catalog import FUZZ_ADAPTERS
 from pipeline.fuzz.evaluator import EvaluateBatchFn, EvaluateFn
-from pipeline.registry import Registry
 
-
-
-def _builtins(registry: "Registry[Callable[..., Adapter]]") -> None:
-    from pipeline.fuzz.adapters.geometric import geometric_adapter
-    from pipeline.fuzz.adapters.severity import severity_adapter
-    from pipeline.fuzz.adapters.weights import weights_adapter
-
-    for name, factory in (("geometric", geometric_adapter), ("weights", weights_adapter), ("severity", severity_adapter)):
-        registry.register(name, factory)
-
-
-ADAPTERS: "Registry[Callable[..., Adapter]]" = Registry("fuzz adapter", _builtins)  # name -> factory of an Adapter
+ADAPTERS = FUZZ_ADAPTERS  # name -> factory of an Adapter (`pipeline.catalog`)
 
 
 @dataclass(frozen=True)

@@ -29,12 +29,18 @@ import numpy as np
 import torch
 from torch import nn
 
-from pipeline.fuzz.adapters import Adapter, check_images, class_names, per_class_error_rates
+from pipeline.catalog import MAX_CONTINUOUS_SEVERITY
+from pipeline.fuzz.adapters import (
+    Adapter,
+    check_images,
+    class_names,
+    per_class_error_rates,
+)
 from pipeline.models.cnn import predict_proba
 from pipeline.perturb.continuous import FAMILIES, apply_continuous
 
 INACTIVE = 0.0
-MAX_SEVERITY = 5.0
+MAX_SEVERITY = MAX_CONTINUOUS_SEVERITY
 
 
 def step_seed(seed: int, image: int, family: int) -> int:

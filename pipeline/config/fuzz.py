@@ -1,0 +1,129 @@
+"""`fuzz` (conf/fuzz/): the structural-robustness campaign (robustness-index.md: MRI, sensitivity profile,
+adversarial threshold search) and the settings of each built-in adapter."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from omegaconf import MISSING
+
+from pipeline.catalog import (
+    CONTINUOUS_FAMILIES,
+    FRONTIER_SCOPES,
+    FUZZ_ADAPTERS,
+    MAX_CONTINUOUS_SEVERITY,
+)
+from pipeline.config.errors import ConfigError
+from pipeline.config.rules import (
+    at_least,
+    choice,
+    distinct_names,
+    in_range,
+    non_empty,
+    optional_at_least,
+    positive,
+)
+
+DIGIT_SPLITS = ("train", "dev", "test")
+
+
+@dataclass
+class CampaignSettings:
+    """Settings of the six-stage campaign shared by every fuzz adapter."""
+
+    max_subset_dims: int | None = MISSING
+    n_mri_perturbations: int = MISSING
+    mri_scale: float = MISSING
+    mri_weights: list[float] = MISSING
+    adversarial_tolerance: float = MISSING
+    n_adversarial_steps: int = MISSING
+    two_phase: bool = MISSING
+    n_coarse: int = MISSING
+    directional: bool = MISSING
+    frontier: str = MISSING
+    n_frontier_perturbations: int | None = MISSING
+    cvar_alpha: float = MISSING
+
+
+@dataclass
+class GeometricAdapterConfig(CampaignSettings):
+    split_seed: int = MISSING
+    test_fraction: float = MISSING
+    candidate_values: list[float] = MISSING
+
+
+@dataclass
+class WeightsAdapterConfig(CampaignSettings):
+    data_dir: str = MISSING
+    split: str = MISSING
+    n_per_class: int | None = MISSING
+    candidate_values: list[float] = MISSING
+
+
+@dataclass
+class SeverityAdapterConfig(CampaignSettings):
+    families: list[str] = MISSING
+    data_dir: str = MISSING
+    split: str = MISSING
+    n_per_class: int | None = MISSING
+    perturbation_seed: int = MISSING
+    operating_severity: float = MISSING
+
+
+@dataclass
+class FuzzAdaptersConfig:
+    geometric: GeometricAdapterConfig = field(default_factory=GeometricAdapterConfig)
+    weights: WeightsAdapterConfig = field(default_factory=WeightsAdapterConfig)
+    severity: SeverityAdapterConfig = field(default_factory=SeverityAdapterConfig)
+
+
+@dataclass
+class FuzzConfig:
+    adapters: FuzzAdaptersConfig = field(default_factory=FuzzAdaptersConfig)
+    adapter: str = MISSING
+    seed: int = MISSING
+    progress: bool = MISSING
+
+
+def check_fuzz(f: dict[str, Any]) -> None:
+    """Rules of `fuzz`: the adapter and each adapter's campaign settings (robustness-index.md)."""
+    choice("fuzz.adapter", f["adapter"], list(FUZZ_ADAPTERS))
+    at_least("fuzz.seed", f["seed"], 0)
+    for name, a in f["adapters"].items():
+        key = f"fuzz.adapters.{name}"
+        optional_at_least(f"{key}.max_subset_dims", a["max_subset_dims"], 1, "every subset")
+        at_least(f"{key}.n_mri_perturbations", a["n_mri_perturbations"], 1)
+        positive(f"{key}.mri_scale", a["mri_scale"], " (σ of the log-normal factor)")
+        w = a["mri_weights"]
+        if len(w) != 3 or not all(math.isfinite(x) and x >= 0 for x in w) or not sum(w) > 0:
+            raise ConfigError(f"{key}.mri_weights", w, "three non-negative numbers, not all 0 (weights of mean, P75, P95)")
+        tol = a["adversarial_tolerance"]
+        if not (tol >= 0 and math.isfinite(tol)):
+            raise ConfigError(f"{key}.adversarial_tolerance", tol, "a finite number ≥ 0")
+        at_least(f"{key}.n_adversarial_steps", a["n_adversarial_steps"], 2, " (the base value and one step)")
+        if not 2 <= a["n_coarse"] <= a["n_adversarial_steps"]:
+            raise ConfigError(f"{key}.n_coarse", a["n_coarse"], f"an integer in 2..{a['n_adversarial_steps']} "
+                              f"(2..{key}.n_adversarial_steps)")
+        choice(f"{key}.frontier", a["frontier"], list(FRONTIER_SCOPES))
+        optional_at_least(f"{key}.n_frontier_perturbations", a["n_frontier_perturbations"], 1, "n_mri_perturbations")
+        in_range(f"{key}.cvar_alpha", a["cvar_alpha"], 0, 1, "(]")
+        if "candidate_values" in a:
+            non_empty(f"{key}.candidate_values", a["candidate_values"], "finite numbers > 0")
+            for i, v in enumerate(a["candidate_values"]):
+                positive(f"{key}.candidate_values[{i}]", v)
+        if "split" in a:
+            if not a["data_dir"].strip():
+                raise ConfigError(f"{key}.data_dir", a["data_dir"], "a non-empty folder name under paths.data")
+            choice(f"{key}.split", a["split"], DIGIT_SPLITS)
+            optional_at_least(f"{key}.n_per_class", a["n_per_class"], 1, "every image of the split")
+    geo = f["adapters"]["geometric"]
+    at_least("fuzz.adapters.geometric.split_seed", geo["split_seed"], 0)
+    in_range("fuzz.adapters.geometric.test_fraction", geo["test_fraction"], 0, 1, "()")
+    sev = f["adapters"]["severity"]
+    distinct_names("fuzz.adapters.severity.families", sev["families"], list(CONTINUOUS_FAMILIES), "perturbation families")
+    if sev["max_subset_dims"] is not None and sev["max_subset_dims"] > len(sev["families"]):
+        raise ConfigError("fuzz.adapters.severity.max_subset_dims", sev["max_subset_dims"],
+                          f"null or an integer in 1..{len(sev['families'])} (the number of families)")
+    at_least("fuzz.adapters.severity.perturbation_seed", sev["perturbation_seed"], 0)
+    in_range("fuzz.adapters.severity.operating_severity", sev["operating_severity"], 0, MAX_CONTINUOUS_SEVERITY, "(]")

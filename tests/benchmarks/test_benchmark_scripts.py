@@ -1,0 +1,93 @@
+"""Every `benchmarks/bench_*.py` runs to the end in its quick setting (`--quick`) and prints the lines it is
+meant to print: its ratios against the reference measured in the same run, and what it checks on the way
+(bit-identical outputs, identical rows). Speeds are printed, never asserted: the patterns only require
+numbers where the script prints them. A new script is run automatically; until it has its own patterns in
+EXPECTED it must print at least one ratio (`1.23x`, `x4.5`, `×`, `ratio`)."""
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
+NUM = r"\d+(?:\.\d+)?"  # a finite number as the scripts format it (not nan, not inf)
+RATIO = rf"{NUM} ?[x×]\b|\bx{NUM}|\bratio\b"
+
+EXPECTED: dict[str, list[str]] = {
+    "bench_code_groundtruth": [rf"^36 configurations of tasks \[.*\]: {NUM} s/config$",
+                               rf"^per configuration: perturb {NUM} s \({NUM}%\), model .*, fidelity bert_f1_code",
+                               rf"^execution cache: \d+ sandbox runs, \d+ hits, hit rate {NUM}",
+                               rf"^projected full ground truth \(1296 configurations, \d+ processes\): {NUM} min"],
+    "bench_fuzz": [rf"^geometric  MRI \(N=50\): .* \| ratio +{NUM} \| identical results: True$",
+                   rf"^weights +cached chain +MRI +{NUM} eval/s \| last-layer threshold scan +{NUM} eval/s$",
+                   rf"^severity +\(20 images\) +MRI +{NUM} eval/s",
+                   *(rf"^two-phase  {a} .* saved +-?\d+ .* same thresholds: (True|False)$" for a in ("geometric", "weights", "severity"))],
+    "bench_glass_blur": [rf"^numba .* kernel compile time {NUM} s",
+                         rf"^ +32\^2 +all +{NUM} +{NUM} +{NUM}x  \(bit-identical on 3 images x 5 severities\)$",
+                         rf"^ +224\^2 +all +{NUM} +{NUM} +{NUM}x  \(bit-identical on 1 images x 5 severities\)$"],
+    "bench_groundtruth": [rf"^transform applications per input: prefix reuse \d+, naive 5184 \({NUM}x fewer\)",
+                          (rf"^36 configurations of tasks .* on 40 test images: {NUM} s/config with reuse, "
+                           rf"{NUM} s/config without \({NUM}x\)$"),
+                          rf"^time per configuration: perturb {NUM} s \({NUM}%\), infer .*, fidelity {NUM} s"],
+    "bench_numerics": [rf"^ +train: pinned +{NUM} s, default +{NUM} s, pinned/default = {NUM}$",
+                       rf"^ +groundtruth: pinned +{NUM} s, default +{NUM} s, pinned/default = {NUM}$",
+                       r"^same bits: (True|False) \(pinned [0-9a-f]{16}, default [0-9a-f]{16}\)$"],
+    "bench_paired": [rf"^   reference \(per-class loops \+ bisection\), \d+ cells: .*; speed-up x{NUM}; max \|difference\|",
+                     rf"^   reference \(enumerate every bijection per class\), \d+ cells: .*; speed-up x{NUM}; max \|difference\|",
+                     rf"^   H at I5 on \d+ cells: .*; speed-up x{NUM}; max \|difference\|"],
+    "bench_perturb_store": [rf"^second-model ground truth: cold {NUM} s/config, warm {NUM} s/config \({NUM}x\); rows identical$",
+                            rf"^perturbation part: cold {NUM} s/config, warm \(store read\) {NUM} s/config \({NUM}x\)$",
+                            rf"^store: {NUM} MB for 36 configurations"],
+    "bench_recapture_tiers": [r"^10 development images; clean accuracy logreg ",
+                              r"^tier counts: mild \d+, severe \d+, extreme \d+$",
+                              rf"^training {NUM} s; recapture {NUM} s \({NUM} ms per image and condition\)$"],
+    "bench_search": [*(rf"^  mu= ?{mu}: +{NUM} ms vs +{NUM} ms per generation -> +{NUM}x faster$" for mu in (20, 110)),
+                     rf"^  testnav +{NUM} us/proposal \(\d+ proposals per run\)$",
+                     r"^  640 runs \(one benchmark-metric pair\): \d+ s on \d+ idle cores"],
+    "bench_search_lattice": [r"^--quick: GP-PND \(pnd\) left out",
+                             *(rf"^\| fixture \| {m} \| Random Search \| 1/1 \| .* \| {NUM}× \| {NUM}× \|$" for m in ("ssim", "kid"))],
+    "bench_throughput": [rf"^  batch +32: +{NUM} configs/s, +{NUM} images/s \({NUM}x batch 512\)",
+                         rf"^  batch  1024: +{NUM} images/s \({NUM}x\)$",
+                         r"^vit_b_16 ground truth and inference left out: --quick on a CPU|^vit_b_16 \(224×224\) inference on cuda"],
+}
+
+
+def test_every_script_is_found() -> None:
+    """The glob sees the scripts (a moved benchmarks/ folder would otherwise run nothing)."""
+    assert {p.stem for p in SCRIPTS} >= set(EXPECTED)
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_quick_run_prints_its_ratios(script: Path) -> None:
+    """`script --quick` exits with 0 and prints every line EXPECTED names for it."""
+    result = subprocess.run([sys.executable, str(script), "--quick"], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                            check=False)
+    output = f"--- stdout\n{result.stdout}\n--- stderr (last 3000 characters)\n{result.stderr[-3000:]}"
+    assert result.returncode == 0, f"{script.name} --quick exited with {result.returncode}\n{output}"
+    for pattern in EXPECTED.get(script.stem, [RATIO]):
+        assert re.search(pattern, result.stdout, re.MULTILINE), f"{script.name} --quick printed no line matching {pattern!r}\n{output}"
+
+
+def test_spec_helper_builds_what_the_stages_build() -> None:
+    """benchmarks/_spec.py builds every benchmark's spec exactly as the stages do (`scripts._entry`), and
+    refuses what they refuse (the real-world benchmarks without their local copies)."""
+    from pipeline.config import ConfigError
+    from scripts._entry import benchmark_spec, compose_job
+
+    module = importlib.util.spec_from_file_location("bench_spec", ROOT / "benchmarks" / "_spec.py")
+    helper = importlib.util.module_from_spec(module)
+    module.loader.exec_module(helper)
+    for path in sorted((ROOT / "conf" / "benchmark").glob("*.yaml")):
+        overrides = [f"benchmark={path.stem}", "device=cuda:1"]
+        try:
+            stage = benchmark_spec(compose_job(overrides))
+        except ConfigError as err:
+            with pytest.raises(ConfigError, match=re.escape(str(err))):
+                helper.benchmark_spec(overrides)
+            continue
+        assert helper.benchmark_spec(overrides) == stage, path.stem

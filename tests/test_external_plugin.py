@@ -1,0 +1,126 @@
+"""A user's own model, from a package outside the repository, by config alone (issue: the open contract): the
+package lives in a temporary folder on PYTHONPATH; prepare, ground truth on `benchmark=tiny`, live search and
+the search summary run on it; editing its source recomputes the ground truth's units; a YAML file in the
+user's own config folder names it; a plug-in that lacks its protocol's method is refused in one line."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MODEL = '''"""A model under test of the user's own: a brightness-bucket classifier (no training)."""
+import numpy as np
+
+SCALE = {scale}
+
+
+class MyModel:
+    def __init__(self, num_classes):
+        self.num_classes = num_classes
+
+    def predict_proba(self, images):
+        mean = images.reshape(len(images), -1).mean(axis=1) / 255.0
+        classes = np.minimum((mean * SCALE * self.num_classes).astype(int), self.num_classes - 1)
+        return np.eye(self.num_classes)[classes]
+
+
+class NoPredict:
+    def __init__(self, num_classes):
+        self.num_classes = num_classes
+
+    def forward(self, images):
+        return images
+'''
+
+
+@pytest.fixture(scope="module")
+def user(tmp_path_factory) -> Path:
+    """A folder with the user's package `my_pkg` and their config folder `my_conf`."""
+    folder = tmp_path_factory.mktemp("user")
+    (folder / "my_pkg").mkdir()
+    (folder / "my_pkg" / "__init__.py").write_text('"""The user\'s package."""\n')
+    (folder / "my_pkg" / "models.py").write_text(MODEL.format(scale=3.0))
+    (folder / "my_conf" / "model").mkdir(parents=True)
+    (folder / "my_conf" / "model" / "my_model.yaml").write_text(
+        "name: my_model\nkind: external\n_target_: my_pkg.models.MyModel\nnum_classes: 10\n")
+    return folder
+
+
+def stage(user: Path, script: str, *overrides: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(user), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    paths = [f"paths.data={user}/data", f"paths.outputs={user}/outputs", "workers=1"]
+    return subprocess.run([sys.executable, f"scripts/{script}.py", *overrides, *paths], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+EXTERNAL = ("benchmark=tiny", "model=external", "model._target_=my_pkg.models.MyModel", "+model.num_classes=10",
+            "benchmark.store.enabled=false")
+
+
+def last_json(stdout: str) -> dict:
+    return next(json.loads(line) for line in reversed(stdout.splitlines()) if line.startswith("{") and "resumed" in line)
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.md5(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_an_external_model_runs_end_to_end(user):
+    done = stage(user, "prepare", *EXTERNAL)
+    assert done.returncode == 0, done.stderr
+    prepared = {p.name for p in (user / "data" / "tiny").iterdir()}
+    assert {"splits.npz", "features.pt"} <= prepared and "model.pt" not in prepared  # nothing trained for it
+
+    first = stage(user, "groundtruth", *EXTERNAL)
+    assert first.returncode == 0, first.stderr
+    assert last_json(first.stdout) == {**last_json(first.stdout), "configurations": 9, "resumed": 0}
+    table = pd.read_parquet(user / "outputs" / "groundtruth" / "tiny.parquet")
+    assert len(table) == 9 and not any(c.startswith("adequacy_") for c in table.columns)  # a black box: no adequacy
+
+    again = stage(user, "groundtruth", *EXTERNAL)
+    assert again.returncode == 0 and last_json(again.stdout)["resumed"] == 9, again.stderr
+
+    (user / "my_pkg" / "models.py").write_text(MODEL.format(scale=2.0))  # the user edits their model
+    edited = stage(user, "groundtruth", *EXTERNAL)
+    assert edited.returncode == 0 and last_json(edited.stdout)["resumed"] == 0, edited.stderr
+
+    live = stage(user, "search", *EXTERNAL, "search.mode=live", "search.live.methods=[testnav]", "search.live.seeds=1",
+                 "search.live.budget=12")
+    assert live.returncode == 0, live.stderr
+    for metric in ("ssim", "kid"):  # live traces of the model itself, B = 12 proposals each
+        trace = pd.read_parquet(user / "outputs" / "search_live" / "tiny" / metric / "testnav" / "seed=0.trace.parquet")
+        assert len(trace) == 12 and trace["delta"].between(0, 1).all()
+    methods = ("search.seeds=1", "search.methods=[testnav,random]", "search.table2_methods=[testnav,random]",
+               "search.fig3_methods=[testnav]", "search.fig4_methods=[testnav]")
+    table_search = stage(user, "search", *EXTERNAL, *methods)
+    assert table_search.returncode == 0, table_search.stderr
+    summary = stage(user, "search_summary", *EXTERNAL, *methods)
+    assert summary.returncode == 0, summary.stderr
+    assert (user / "outputs" / "search_summary").is_dir() and any((user / "outputs" / "search_summary").rglob("*.md"))
+
+
+def test_a_model_yaml_in_the_users_config_folder(user):
+    done = stage(user, "prepare", "benchmark=tiny", f"hydra.searchpath=[file://{user / 'my_conf'}]", "model=my_model",
+                 "benchmark.store.enabled=false", "benchmark.name=tiny_yaml")
+    assert done.returncode == 0, done.stderr
+    assert (user / "data" / "tiny_yaml" / "splits.npz").is_file() and not (user / "data" / "tiny_yaml" / "model.pt").exists()
+
+
+@pytest.mark.parametrize("target, missing", [("my_pkg.models.NoPredict", "has no predict_proba() or predict()"),
+                                             ("my_pkg.models.Nowhere", "an importable class or factory")])
+def test_a_broken_plug_in_is_one_line_exit_2_and_nothing_written(user, target, missing):
+    (user / "data").mkdir(exist_ok=True)
+    before = snapshot(user)
+    done = stage(user, "groundtruth", "benchmark=tiny", "model=external", f"model._target_={target}", "+model.num_classes=10")
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: model._target_: "), done.stderr
+    assert missing in lines[0], lines[0]
+    assert snapshot(user) == before
