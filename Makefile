@@ -4,9 +4,13 @@ BIN := $(abspath $(VENV))/bin
 export PATH := $(BIN):$(PATH)
 STAMP := $(VENV)/.installed
 
-.PHONY: env params repro test test-slow figures figures-screening benchmarks clean-env dvc.yaml lock llm
+.PHONY: help env params repro test test-slow figures figures-screening benchmarks clean-env dvc.yaml lock llm
 
 WORDNET := /usr/share/wordnet/index.sense
+
+help:  ## this list: every target with one line
+	@grep -E '^[a-zA-Z.$$()_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([^:]+):.*## (.*)$$/\1\t\2/' | \
+		awk -F'\t' '{ printf "  %-20s %s\n", $$1, $$2 }'
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || python3 -m venv $(VENV)
@@ -17,7 +21,7 @@ $(STAMP): pyproject.toml requirements.lock
 $(WORDNET):  ## WordNet 3.0 for the text synonym family (Debian packages; needs root)
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wordnet-base wordnet-sense-index
 
-env: $(STAMP) $(WORDNET)
+env: $(STAMP) $(WORDNET)  ## the venv from requirements.lock, the project installed editable, WordNet
 
 lock: ## re-resolve pyproject.toml's dependencies in a scratch venv and pin every version in requirements.lock
 	rm -rf .lock-venv && python3 -m venv .lock-venv && .lock-venv/bin/pip install -q -e '.[dev]'
@@ -32,10 +36,11 @@ dvc.yaml: env scripts/stages.py  ## regenerate dvc.yaml from the stage table (af
 repro: env  ## run the whole pipeline (dvc repro) on params.yaml
 	dvc repro
 
-test: env  ## the fast test tier (what CI runs)
+test: env  ## the fast test tier (what CI runs), after the layer contracts of pyproject.toml
+	lint-imports --no-cache
 	python -m pytest -q -n 2
 
-test-slow: env
+test-slow: env  ## the slow tier (pytest -m slow): larger end-to-end runs
 	python -m pytest -q -m slow
 
 figures: env  ## re-render every figure from the tables only
@@ -71,5 +76,5 @@ $(LLM_DIR)/.runtime: | $(STAMP)
 	CMAKE_ARGS="-DLLAMA_CURL=OFF" $(BIN)/pip install -q llama-cpp-python==0.3.36
 	touch $@
 
-clean-env:
+clean-env:  ## remove the venv
 	rm -rf $(VENV)

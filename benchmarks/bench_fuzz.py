@@ -20,7 +20,11 @@ sys.path.insert(0, str(ROOT))
 
 from pipeline.data.digits import load_digits_splits  # noqa: E402
 from pipeline.fuzz import (  # noqa: E402
-    Evaluator, compute_mri, enumerate_subsets, find_adversarial_threshold, find_adversarial_threshold_two_phase,
+    Evaluator,
+    compute_mri,
+    enumerate_subsets,
+    find_adversarial_threshold,
+    find_adversarial_threshold_two_phase,
 )
 from pipeline.fuzz.adapters import stratified_subset  # noqa: E402
 from pipeline.fuzz.adapters.geometric import geometric_adapter  # noqa: E402

@@ -42,8 +42,9 @@ TASK_METRICS: Registry = Registry("task metric", {
     "robust_pass": Entry("pipeline.code.robust_pass:robust_pass_at_1", {"modality": CODE}),
 })
 
+_ADEQUACY_LABELS = {"nac": "NAC", "snac": "SNAC", "kmnc": "KMNC", "tknc": "TKNC", "deepgini": "DeepGini", "lsa": "LSA", "dsa": "DSA"}
 ADEQUACY: Registry = Registry("adequacy metric", {
-    n: f"pipeline.adequacy.registry:{n}" for n in ("nac", "snac", "kmnc", "tknc", "deepgini", "lsa", "dsa")})
+    n: Entry(f"pipeline.adequacy.registry:{n}", {"label": label}) for n, label in _ADEQUACY_LABELS.items()})
 
 # search methods: `population` = starts from μ random proposals (needs budget ≥ μ); guided ones search an adequacy column
 SEARCH_METHODS: Registry = Registry("search method", {
@@ -55,8 +56,7 @@ SEARCH_METHODS: Registry = Registry("search method", {
     "rho_only": Entry("pipeline.search.evolution:RhoOnly", {"population": True}),
     "coverage": Entry("pipeline.search.coverage:CoverageSearch", {"population": False}),
     "pnd": Entry("pipeline.search.pnd:ParetoProbability", {"population": False}),
-    **{n: Entry("pipeline.search.guided:guided_method", {"population": True}, (n,))
-       for n in ("nac", "snac", "kmnc", "tknc", "deepgini", "lsa", "dsa")},
+    **{n: Entry("pipeline.search.guided:guided_method", {"population": True}, (n,)) for n in _ADEQUACY_LABELS},
 })
 SELECTIONS = ("dominance", "rank_crowding")  # NSGA-II parent selection (`pipeline.search.variation.TOURNAMENTS`)
 

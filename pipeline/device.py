@@ -42,31 +42,24 @@ its CPU/CUDA comparison, skipped without CUDA, is the check to run on the first 
 """
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
+
+from pipeline.config.errors import ConfigError
+from pipeline.config.rules import DEVICE_CHOICES, is_device_name
 
 if TYPE_CHECKING:
     import torch
 
-DEVICE_CHOICES = "cpu, cuda, cuda:<n> (n = a CUDA device index)"
-_DEVICE = re.compile(r"^(cpu|cuda(:[0-9]+)?)$")
 
 # absolute tolerances of CPU vs CUDA results (see the module docstring); KID's is kid_per_kernel · K
 CUDA_TOLERANCE: dict[str, float] = {"probability": 2e-5, "ssim": 2e-6, "embedding": 2e-6, "bert_f1": 2e-6,
                                     "kid_per_kernel": 4e-6}
 
 
-def is_device_name(value: Any) -> bool:
-    """Whether `value` is a device name the config accepts: cpu, cuda or cuda:<n>."""
-    return isinstance(value, str) and _DEVICE.match(value) is not None
-
-
 def resolve_device(name: Any, key: str = "device") -> torch.device:
     """The torch device `name` names, after checking that this machine has it; a CUDA device also gets
     `configure_cuda`. Raises `ConfigError` (a ValueError naming `key`, the value and the choices)."""
     import torch
-
-    from pipeline.config.errors import ConfigError  # here: pipeline.config's schema imports this module
 
     if not is_device_name(name):
         raise ConfigError(key, name, f"one of {DEVICE_CHOICES}")

@@ -5,13 +5,16 @@ The modules are found from imports, not from a hand-kept list: `module_closure` 
 statement (module level and inside functions) that names a project module, transitively, and
 `source_fingerprint` hashes the files it reached. The same closure gives each DVC stage its code
 dependencies (`scripts/stages.py`, from the closure of `scripts.<stage>`), so a cache key and a stage's
-deps cannot disagree.
+deps cannot disagree. A user's plug-in, outside the project, enters a key through `sources_digest` of
+the files of its package (`source_files`).
 """
 from __future__ import annotations
 
 import ast
 import hashlib
+import importlib
 import json
+import sys
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
@@ -22,9 +25,9 @@ from pipeline.numerics import PINNED
 ROOT = Path(__file__).resolve().parents[1]
 SEARCH_PATH = (ROOT,)  # where project modules live
 PROJECT_PACKAGES = ("pipeline", "scripts")  # the library and the stage scripts (`scripts.<stage>`)
-# Modules that check or route but compute no value: their own source counts, what they import to check
-# names against the registries (or to list the stages) does not.
-LEAVES = ("pipeline.config", "scripts.stages")
+# Modules that route but compute no value: their own source counts, what they import does not (the stage
+# table imports every stage's paths to list them).
+LEAVES = ("scripts.stages",)
 
 # Distributions whose versions can change a computed number (kernels, RNG streams, file encodings).
 NUMERIC_LIBRARIES = ("numpy", "scipy", "torch", "torchvision", "torchmetrics", "scikit-image", "scikit-learn",
@@ -122,3 +125,40 @@ def stage_fingerprint(config: Any, code_roots: Iterable[str]) -> str:
 def unit_key(fingerprint: str, unit: Any) -> str:
     """The resume-store key of one unit of work under a stage fingerprint."""
     return digest({"stage": fingerprint, "unit": unit})
+
+
+def source_files(target: str) -> list[Path]:
+    """The Python files the code `target` names depends on outside this library and the installed packages:
+    every module file of its top-level package (its one file for a plain module). Empty for the project's
+    own code, whose sources the project fingerprint already covers (`pipeline.fingerprint`)."""
+    module = target.partition(":")[0] if ":" in target else target
+    while module and module not in sys.modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            module = module.rpartition(".")[0]
+    top = module.partition(".")[0]
+    if not top or top == "pipeline" or top in sys.stdlib_module_names or top not in sys.modules:
+        return []
+    root = getattr(sys.modules[top], "__file__", None)
+    if root is None:
+        return []
+    root = Path(root)
+    if "site-packages" in root.parts or "dist-packages" in root.parts:
+        return []
+    return sorted(root.parent.rglob("*.py")) if root.name == "__init__.py" else [root]
+
+
+def sources_of(targets: Iterable[str]) -> list[Path]:
+    """The user's source files of the code `targets` (import paths or module names) name, in a fixed order."""
+    return sorted({p for t in targets for p in source_files(t)})
+
+
+def sources_digest(paths: Iterable[Path]) -> str:
+    """Digest of source files by their path inside their package and their bytes: the part of a cache key
+    that changes when a user edits a plug-in (and only then: the same files elsewhere give the same digest)."""
+    h = hashlib.sha256()
+    for path in sorted(paths):
+        top = next((p for p in path.parents if not (p / "__init__.py").is_file()), path.parent)
+        h.update(str(path.relative_to(top)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()

@@ -9,17 +9,15 @@ passed to an implementation whose signature names them, and only then (the run's
 """
 from __future__ import annotations
 
-import hashlib
-import importlib
 import inspect
-import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from pipeline.config.errors import ConfigError
+from pipeline.fingerprint import sources_of
 from pipeline.protocols import Classifier, DataSet, Predictor
 from pipeline.registry import is_import_path, load_import_path
 
@@ -125,28 +123,6 @@ def predictions_of(model: Any) -> Callable[[Any], np.ndarray]:
     return lambda inputs: np.asarray(model.predict_proba(inputs)).argmax(1)
 
 
-def source_files(target: str) -> list[Path]:
-    """The Python files the code `target` names depends on outside this library and the installed packages:
-    every module file of its top-level package (its one file for a plain module). Empty for the project's
-    own code, whose sources the project fingerprint already covers (`pipeline.fingerprint`)."""
-    module = target.partition(":")[0] if ":" in target else target
-    while module and module not in sys.modules:
-        try:
-            importlib.import_module(module)
-        except ImportError:
-            module = module.rpartition(".")[0]
-    top = module.partition(".")[0]
-    if not top or top == "pipeline" or top in sys.stdlib_module_names or top not in sys.modules:
-        return []
-    root = getattr(sys.modules[top], "__file__", None)
-    if root is None:
-        return []
-    root = Path(root)
-    if "site-packages" in root.parts or "dist-packages" in root.parts:
-        return []
-    return sorted(root.parent.rglob("*.py")) if root.name == "__init__.py" else [root]
-
-
 def plugin_targets(spec: Mapping[str, Any]) -> list[str]:
     """Every plug-in a benchmark spec names by import path: the model's and the data set's `_target_`, and
     perturbations, fidelity metrics and the task metric given as `module:attribute`."""
@@ -156,20 +132,5 @@ def plugin_targets(spec: Mapping[str, Any]) -> list[str]:
 
 
 def plugin_sources(spec: Mapping[str, Any]) -> list[Path]:
-    """The user's source files a benchmark's values depend on (see `source_files`), in a fixed order."""
+    """The user's source files a benchmark's values depend on (`pipeline.fingerprint.source_files`), in a fixed order."""
     return sources_of(plugin_targets(spec))
-
-
-def sources_of(targets: Iterable[str]) -> list[Path]:
-    """The user's source files of the code `targets` (import paths or module names) name, in a fixed order."""
-    return sorted({p for t in targets for p in source_files(t)})
-
-
-def sources_digest(paths: Iterable[Path]) -> str:
-    """Digest of source files by their path inside their package and their bytes: the part of a cache key
-    that changes when a user edits a plug-in (and only then: the same files elsewhere give the same digest)."""
-    h = hashlib.sha256()
-    for path in sorted(paths):
-        top = next((p for p in path.parents if not (p / "__init__.py").is_file()), path.parent)
-        h.update(str(path.relative_to(top)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()

@@ -141,3 +141,8 @@ def perturb_root(cfg) -> Path:
 def perturb_manifest(cfg) -> Path:
     """What the `perturb` stage stored for the configured benchmark (key digest, configurations, bytes)."""
     return outputs(cfg) / "perturb" / f"{cfg.benchmark.name}.json"
+
+
+def report_dir(cfg) -> Path:
+    """The report page `index.html` and the screening priority lists `priority/<source>/<model>.csv` (stage `report`)."""
+    return outputs(cfg) / "report"

@@ -1,12 +1,4 @@
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-for p in (ROOT, ROOT / "tests", ROOT / "tests" / "search"):
-    if str(p) not in sys.path:
-        sys.path.insert(0, str(p))
-
-from pipeline.numerics import configure_torch, pinned  # noqa: E402
+from pipeline.numerics import configure_torch, pinned
 
 assert pinned(), "pytest runs with `-p pipeline.pin` (pyproject.toml): tests see the numbers the stages produce"
 configure_torch()
@@ -22,9 +14,8 @@ import pytest  # noqa: E402
 def tiny(tmp_path_factory):
     """benchmark=tiny prepared into a temporary folder (digits CNN, KID features, adequacy profile), once
     per test module: (spec, folder)."""
-    from scripts._entry import benchmark_spec, compose_job
-
     from pipeline.preparation import prepare
+    from scripts._entry import benchmark_spec, compose_job
 
     folder = tmp_path_factory.mktemp("tiny")
     spec = benchmark_spec(compose_job(["benchmark=tiny", "model.epochs=1", "benchmark.features.epochs=1"]))

@@ -12,13 +12,10 @@ import sys
 import numpy as np
 import pytest
 import torch
-from scripts._entry import benchmark_spec, compose_conf, compose_job
-from scripts.paths import ROOT
 
 from pipeline.adequacy.hooks import capture
 from pipeline.builders import build_benchmark, digits_features
 from pipeline.catalog import FIDELITY
-from pipeline.models.under_test import DigitsCNN, TextHead, Torchvision
 from pipeline.config import ConfigError, validate_config
 from pipeline.device import CUDA_TOLERANCE, configure_cuda, is_device_name, resolve_device
 from pipeline.fidelity.kid import EmbeddingFeatures, KIDFidelity
@@ -27,7 +24,10 @@ from pipeline.fidelity.text import bert_f1_pair
 from pipeline.models.cnn import load_cnn, predict_proba, to_tensor
 from pipeline.models.text_encoder import TextEncoder, default_encoder
 from pipeline.models.torchvision_classifier import TorchvisionClassifier
+from pipeline.models.under_test import DigitsCNN, TextHead, Torchvision
 from pipeline.perturb.compose import compose
+from scripts._entry import benchmark_spec, compose_conf, compose_job
+from scripts.paths import ROOT
 
 CUDA = torch.cuda.is_available()
 THETAS = [(0, 0), (2, 1), (1, 2), (2, 2)]

@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.groundtruth import (TIMING_COLUMNS, config_key, evaluate_shard, finalize, merge_shards, minmax,
-                                  pareto_summary, read_shard, tasks_for_shard)
+from pipeline.groundtruth import TIMING_COLUMNS, config_key, evaluate_shard, merge_shards, read_shard, tasks_for_shard
+from pipeline.groundtruth_table import finalize, minmax, pareto_summary
 from pipeline.space import Space
 from pipeline.store import ResumeStore
-from synthetic import make_benchmark
+from tests.synthetic import make_benchmark
 
 VALUES = ["psi", "delta", "rho_negmse", "rho_negmax"]
 SPACE = Space(("noise", "shift"), 4)

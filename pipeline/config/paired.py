@@ -31,7 +31,7 @@ from pipeline.config.rules import (
 from pipeline.registry import load_import_path
 
 PAIRED_LEVELS = ("I0", "Ik", "I5")
-RECAPTURE_SOURCES = ("embedded", "es", "diverse")  # paired.recapture.source (pipeline/paired/es_source.py)
+RECAPTURE_SOURCES = ("embedded", "es", "diverse")  # paired.recapture.source (pipeline/paired/records/sources.py)
 
 
 @dataclass

@@ -10,6 +10,13 @@ from typing import Any
 from pipeline.config.errors import ConfigError
 
 NAME = re.compile(r"^(?!\.+$)[A-Za-z0-9_.=-]+$")  # a file or folder name: not "." or ".."
+DEVICE_CHOICES = "cpu, cuda, cuda:<n> (n = a CUDA device index)"
+_DEVICE = re.compile(r"^(cpu|cuda(:[0-9]+)?)$")
+
+
+def is_device_name(value: Any) -> bool:
+    """Whether `value` is a device name the config accepts: cpu, cuda or cuda:<n> (`pipeline.device`)."""
+    return isinstance(value, str) and _DEVICE.match(value) is not None
 
 
 def at_least(key: str, value: int, low: int, note: str = "") -> None:

@@ -58,7 +58,13 @@ from pipeline.config.paired import (
     check_screening,
     zoo_entries,
 )
-from pipeline.config.rules import at_least, distinct, file_name
+from pipeline.config.rules import (
+    DEVICE_CHOICES,
+    at_least,
+    distinct,
+    file_name,
+    is_device_name,
+)
 from pipeline.config.search import (
     SearchConfig,
     check_search,
@@ -66,7 +72,6 @@ from pipeline.config.search import (
     derived_tune_mu,
     search_budget,
 )
-from pipeline.device import DEVICE_CHOICES, is_device_name
 from pipeline.registry import load_import_path
 
 __all__ = ["Config", "apply_overrides", "derive_defaults", "derived_mu", "derived_tune_mu", "search_budget", "space_size",

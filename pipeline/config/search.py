@@ -22,6 +22,7 @@ from pipeline.config.rules import (
     optional_at_least,
     positive,
 )
+from pipeline.registry import is_import_path
 
 PAPER_MU = 110
 PAPER_TUNE_MU = (20, 50, 80, 110)
@@ -92,13 +93,23 @@ def _population_methods(methods: Sequence[str]) -> list[str]:
     return [m for m in methods if SEARCH_METHODS.facts(m).get("population")]
 
 
+def _methods(key: str, values: list[str], valid: list[str]) -> None:
+    """Distinct search methods, each a catalog name or a plug-in's import path (`my_pkg.search:MySearch`, a
+    subclass of `pipeline.search.base.Method`, checked when the stage loads it)."""
+    non_empty(key, values, f"search methods among {', '.join(valid)}")
+    for i, v in enumerate(values):
+        if not is_import_path(v):
+            choice(f"{key}[{i}]", v, valid)
+    distinct(key, values)
+
+
 def check_search(s: dict[str, Any], bench: dict[str, Any], fidelity: list[str], size: int) -> None:
     """Rules of `search`: names, ranges, μ against |Θ|, budgets against μ."""
     valid = list(SEARCH_METHODS)
     theta = f"|Θ| = {bench['levels']}^{len(bench['perturbations'])} = {size}"
     choice("search.mode", s["mode"], SEARCH_MODES)
     choice("search.selection", s["selection"], list(SELECTIONS), " (NSGA-II parent selection)")
-    distinct_names("search.methods", s["methods"], valid, "search methods")
+    _methods("search.methods", s["methods"], valid)
     if s["metrics"] is not None:
         distinct_names("search.metrics", s["metrics"], fidelity, "fidelity metrics", " (search.metrics ⊆ fidelity)")
     at_least("search.seeds", s["seeds"], 1)
@@ -116,7 +127,7 @@ def check_search(s: dict[str, Any], bench: dict[str, Any], fidelity: list[str], 
         raise ConfigError("search.budget", s["budget"], f"null or an integer ≥ search.mu = {mu} ({', '.join(population)} "
                           "start with a population of μ proposals)")
     live = s["live"]
-    distinct_names("search.live.methods", live["methods"], valid, "search methods")
+    _methods("search.live.methods", live["methods"], valid)
     at_least("search.live.seeds", live["seeds"], 1)
     optional_at_least("search.live.budget", live["budget"], 1, f"the table-mode B = {budget}")
     population = _population_methods(live["methods"])

@@ -43,7 +43,11 @@ class ImageFolderDataSet:
     limit: number of images to keep (None: all); seed: the RNG seed of that subset."""
 
     def __init__(self, root: str, size: int | None = None, limit: int | None = None, seed: int = 0) -> None:
-        from torchvision.datasets.folder import IMG_EXTENSIONS, find_classes, make_dataset
+        from torchvision.datasets.folder import (
+            IMG_EXTENSIONS,
+            find_classes,
+            make_dataset,
+        )
 
         if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1):
             raise ValueError(f"size must be a positive integer or None, got {size!r}")

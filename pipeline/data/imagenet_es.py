@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
-from pipeline.perturb.recapture import N_PARAMS, make_condition, tier_of
+from pipeline.perturb.recapture import N_PARAMS, make_condition, parse_condition, tier_of
 
 IMG_EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")
 RECORD_COLUMNS = ("path", "condition", "lighting", "param", "shutter", "iso", "aperture", "wnid", "label", "image_id")
@@ -194,12 +194,12 @@ def tiers_from_accuracy(accuracy: pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise ValueError(f"accuracy lacks columns {missing}; it needs condition, model and accuracy")
     mean = accuracy.groupby("condition", sort=False)["accuracy"].mean()
-    parsed = mean.index.to_series().str.extract(r"^(?P<lighting>.+)-param_(?P<param>\d+)$")
-    if parsed.isna().any().any():
-        bad = parsed.index[parsed.isna().any(axis=1)][0]
+    parsed = [parse_condition(name) for name in mean.index]
+    bad = next((name for name, p in zip(mean.index, parsed) if p is None), None)
+    if bad is not None:
         raise ValueError(f"condition {bad!r} is not named <lighting>-param_<k>")
-    out = pd.DataFrame({"condition": mean.index, "lighting": parsed["lighting"].to_numpy(),
-                        "param": parsed["param"].astype(int).to_numpy(), "accuracy": mean.to_numpy()})
+    out = pd.DataFrame({"condition": mean.index, "lighting": [p[0] for p in parsed],
+                        "param": np.array([p[1] for p in parsed], dtype=int), "accuracy": mean.to_numpy()})
     out["tier"] = [tier_of(a) for a in out["accuracy"]]
     order = sorted(range(len(out)), key=lambda i: (_natural(out["lighting"].iloc[i]), int(out["param"].iloc[i])))
     return out.iloc[order].reset_index(drop=True)

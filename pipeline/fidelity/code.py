@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 
-
 from pipeline.fidelity.text import BERTScoreFidelity, ChrFFidelity
 
 

@@ -39,7 +39,12 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from pipeline.models.text_encoder import MAX_LENGTH, Encoding, TextEncoder, default_encoder
+from pipeline.models.text_encoder import (
+    MAX_LENGTH,
+    Encoding,
+    TextEncoder,
+    default_encoder,
+)
 from pipeline.text_pairs import sides
 
 

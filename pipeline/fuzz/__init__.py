@@ -5,7 +5,12 @@ optionally with a batched twin `evaluate_batch_fn(params_matrix) -> (errors, per
 Adapters that build these callbacks for the embedded models live in `pipeline.fuzz.adapters`.
 """
 from pipeline.fuzz.campaign import run_campaign
-from pipeline.fuzz.composition import CompositionResult, backward_elimination, compositional_test, forward_addition
+from pipeline.fuzz.composition import (
+    CompositionResult,
+    backward_elimination,
+    compositional_test,
+    forward_addition,
+)
 from pipeline.fuzz.evaluator import Evaluator, batch_from_single, single_from_batch
 from pipeline.fuzz.frontier import FrontierPoint, robustness_frontier
 from pipeline.fuzz.mri import (

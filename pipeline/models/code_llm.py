@@ -32,7 +32,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline.models.generation_cache import GenerationCache, generation_key, model_digest
+from pipeline.models.generation_cache import (
+    GenerationCache,
+    generation_key,
+    model_digest,
+)
 
 RUNTIMES = ("transformers", "llama_cpp")
 HUMANEVAL_STOPS = ("\ndef ", "\nclass ", "\nif __name__", "\nprint(", "\n#")
@@ -90,7 +94,11 @@ class _Transformers:
 
     def generate(self, prompt: str, max_new_tokens: int, stops: Sequence[str]) -> tuple[str, int]:
         import torch
-        from transformers import GenerationConfig, StoppingCriteria, StoppingCriteriaList
+        from transformers import (
+            GenerationConfig,
+            StoppingCriteria,
+            StoppingCriteriaList,
+        )
 
         ids = self.tokenizer(prompt, return_tensors="pt")["input_ids"].to(self.device)
         start, tokenizer = ids.shape[1], self.tokenizer

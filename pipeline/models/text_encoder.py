@@ -58,10 +58,10 @@ def load_local_model(path: Path | str, device: str = "cpu") -> tuple[Any, Any]:
 
 @lru_cache(maxsize=4)
 def _load_local_model(path: str, device: str) -> tuple[Any, Any]:
-    from pipeline.device import resolve_device
-
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
+
+    from pipeline.device import resolve_device
 
     bar = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()

@@ -36,9 +36,9 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from pipeline.catalog import ZOO_KINDS as KINDS
 from pipeline.models.cnn import predict_proba as cnn_predict_proba
 from pipeline.models.cnn import train_cnn
-from pipeline.catalog import ZOO_KINDS as KINDS
 
 
 def grey_features(images: np.ndarray, size: int = 8) -> np.ndarray:

@@ -6,11 +6,33 @@ Subpackages, lowest first: `records` (record tables and their sources), `identif
 policies), `screening` (Section 5, App. E) and `prediction` (Section 6, App. I); `reference` holds the
 paper's published numbers that the screening tables show beside the embedded ones."""
 from pipeline.paired.identification import (
-    LAMBDA_GRID, LEVELS, POLICY_COVERAGES, STATES, TARGETS, bounds_table, cell_bounds, certified_summary,
-    clean_threshold, confidence_decomposition, difference_bound, feasible_mean_rule, five_state_counts, lemma1_upper,
-    minimax_regret_rule, model_thresholds, natural_cost_bounds, natural_difference_bound, overlap_from_accuracies,
-    policies_tables, policy_analysis, policy_cost_bounds, policy_thresholds, select_policy, selection_summary,
-    variance_ratio, width_summary,
+    LAMBDA_GRID,
+    LEVELS,
+    POLICY_COVERAGES,
+    STATES,
+    TARGETS,
+    bounds_table,
+    cell_bounds,
+    certified_summary,
+    clean_threshold,
+    confidence_decomposition,
+    difference_bound,
+    feasible_mean_rule,
+    five_state_counts,
+    lemma1_upper,
+    minimax_regret_rule,
+    model_thresholds,
+    natural_cost_bounds,
+    natural_difference_bound,
+    overlap_from_accuracies,
+    policies_tables,
+    policy_analysis,
+    policy_cost_bounds,
+    policy_thresholds,
+    select_policy,
+    selection_summary,
+    variance_ratio,
+    width_summary,
 )
 from pipeline.paired.records import cells, read_records, validate_records, write_records
 

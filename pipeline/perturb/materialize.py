@@ -48,11 +48,10 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from pipeline.fingerprint import digest, library_versions, source_fingerprint
+from pipeline.fingerprint import digest, library_versions, source_fingerprint, sources_digest, sources_of
 from pipeline.io import atomic_path, write_json
 from pipeline.numerics import PINNED
 from pipeline.perturb.compose import PrefixCache
-from pipeline.plugins import sources_digest, sources_of
 from pipeline.space import Space
 
 FORMAT = 1  # of the folder key, the layout and the chunk file; a change makes new folders
@@ -89,7 +88,7 @@ def data_digest(clean: Any) -> str:
 def perturbation_fingerprint(perturbations: Sequence[Any]) -> str:
     """Digest of the code that computes T_θ: the source of the import closure of `CODE_ROOTS` and of the
     modules defining each perturbation's function and class, with the numeric library versions and the
-    pinned numerics, and the source of a user's perturbation plug-in (its package, `pipeline.plugins`).
+    pinned numerics, and the source of a user's perturbation plug-in (its package, `pipeline.fingerprint.source_files`).
     Functions defined outside any file (a notebook) are not seen: pass `code=` to the store for those."""
     roots = set(CODE_ROOTS)
     for p in perturbations:

@@ -58,7 +58,7 @@ APERTURES = (5.0, 9.0, 16.0)                  # f-numbers
 N_PARAMS = len(ISOS) * len(SHUTTERS) * len(APERTURES)
 TIER_CUTS = (0.4, 0.2)          # mild: accuracy >= 0.4; severe: [0.2, 0.4); extreme: < 0.2 (Section 3.3)
 TIERS = ("mild", "severe", "extreme")
-_CONDITION = re.compile(r"^(?P<lighting>[^-]+)-param_(?P<param>\d+)$")
+_CONDITION = re.compile(r"^(?P<lighting>.+)-param_(?P<param>\d+)$")  # lighting or ES-Diverse environment
 
 
 @dataclass(frozen=True)

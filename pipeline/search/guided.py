@@ -7,9 +7,8 @@ records the true (δ, ρ) of each proposal (`run_search(..., truth=...)`).
 """
 from __future__ import annotations
 
+from pipeline.catalog import ADEQUACY
 from pipeline.search.evolution import DeltaOnly
-
-ADEQUACY_LABELS = {"nac": "NAC", "snac": "SNAC", "kmnc": "KMNC", "tknc": "TKNC", "deepgini": "DeepGini", "lsa": "LSA", "dsa": "DSA"}
 
 
 class AdequacyGuided(DeltaOnly):
@@ -20,7 +19,7 @@ class AdequacyGuided(DeltaOnly):
 
 
 def guided_method(name: str) -> type[AdequacyGuided]:
-    """The method guided by adequacy metric `name` (one of `ADEQUACY_LABELS`), named after it."""
-    label = ADEQUACY_LABELS[name]
+    """The method guided by adequacy metric `name` (of the catalog's `ADEQUACY`), named after it."""
+    label = ADEQUACY.facts(name)["label"]
     return type(f"{label}Guided", (AdequacyGuided,), {"name": name, "label": label, "guide": f"adequacy_{name}",
                                                       "__doc__": f"{label} as the sole search objective (§4.4)."})

@@ -9,7 +9,7 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 import pandas as pd
 
-from pipeline.groundtruth import validate_groundtruth
+from pipeline.groundtruth_table import validate_groundtruth
 from pipeline.search.ground_truth import GroundTruth, table_metrics, table_space
 from pipeline.search.traces import load_traces
 from pipeline.space import Space

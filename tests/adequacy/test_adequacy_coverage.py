@@ -1,10 +1,10 @@
 """NAC, SNAC, KMNC, TKNC against hand-worked values and brute-force loops, and their set monotonicity."""
-import adequacy_oracles as oracle
 import numpy as np
 import pytest
 
 from pipeline.adequacy import coverage
 from pipeline.adequacy.profile import build_profile
+from tests.adequacy import adequacy_oracles as oracle
 
 
 def _lists(acts):

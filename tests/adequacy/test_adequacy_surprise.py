@@ -1,12 +1,12 @@
 """LSA against the Gaussian KDE formula evaluated directly, DSA against distances worked by hand."""
 import math
 
-import adequacy_oracles as oracle
 import numpy as np
 import pytest
 
 from pipeline.adequacy import surprise
 from pipeline.adequacy.profile import build_profile
+from tests.adequacy import adequacy_oracles as oracle
 
 # class 0 around the origin, class 1 around (3, 1); hand-made, not collinear
 TRAIN = np.array([[0.0, 0.0], [1.0, 0.2], [0.1, 1.0], [-0.5, 0.4], [0.6, -0.7], [-0.2, -0.3],

@@ -7,11 +7,9 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import adequacy_oracles as oracle
 import numpy as np
 import pytest
 import torch
-from scripts._entry import benchmark_spec, compose_job
 
 from pipeline.adequacy import ActivationProfile
 from pipeline.adequacy.text_model import PCA_COMPONENTS, SURPRISE_LAYER, Projection, coverage_layers, fit_projection
@@ -19,6 +17,8 @@ from pipeline.builders import build_benchmark
 from pipeline.models.text_encoder import default_encoder, load_local_model, minilm_path
 from pipeline.perturb.compose import compose
 from pipeline.preparation import prepare
+from scripts._entry import benchmark_spec, compose_job
+from tests.adequacy import adequacy_oracles as oracle
 
 TEXTS = ["Shares in the bank fell sharply after it reported a loss.", "The striker scored twice in the final."]
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from scripts._entry import check_sweep, compose_job, hydra_jobs, load_params
 from omegaconf import OmegaConf
 
 from pipeline.config import ConfigError, validate_config
+from scripts._entry import check_sweep, compose_job, hydra_jobs, load_params
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf"

@@ -13,14 +13,8 @@ from hydra.errors import HydraException
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from pipeline.config import (
-    ConfigError,
-    apply_overrides,
-    derived_mu,
-    derived_tune_mu,
-    validate_config,
-)
 from pipeline.catalog import ZOO_KINDS
+from pipeline.config import ConfigError, apply_overrides, derived_mu, derived_tune_mu, validate_config
 from pipeline.config.dataset import DATASET_KINDS
 from pipeline.config.fuzz import CampaignSettings, FuzzAdaptersConfig
 from pipeline.config.model import MODEL_KINDS, DigitsCNNModel

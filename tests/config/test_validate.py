@@ -7,13 +7,8 @@ import pandas as pd
 import pytest
 
 from pipeline.config import ConfigError, InputError
-from pipeline.groundtruth import validate_groundtruth
-from pipeline.paired.records import (
-    expected_conditions,
-    records_from_probabilities,
-    validate_records,
-    validate_records_cells,
-)
+from pipeline.groundtruth_table import validate_groundtruth
+from pipeline.paired.records import expected_conditions, records_from_probabilities, validate_records, validate_records_cells
 from pipeline.search import METHODS
 from pipeline.search.traces import validate_trace
 from pipeline.space import Space

@@ -3,10 +3,15 @@ import json
 import numpy as np
 import pytest
 
-from fuzz_models import Additive, Quadratic
 from pipeline.fuzz import (
-    StructuralFuzzReport, batch_from_single, compositional_test, enumerate_subsets, pareto_frontier, run_campaign,
+    StructuralFuzzReport,
+    batch_from_single,
+    compositional_test,
+    enumerate_subsets,
+    pareto_frontier,
+    run_campaign,
 )
+from tests.fuzz.fuzz_models import Additive, Quadratic
 
 NAMES = ["a", "b", "c", "d"]
 CANDIDATES = (0.5, 1.0, 2.0)

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from fuzz_models import Tipping
 from pipeline.figures.fuzz import plot_frontier, plot_omega_distribution, render_fuzz_figures, threshold_table
 from pipeline.fuzz import run_campaign
+from tests.fuzz.fuzz_models import Tipping
 
 NAMES = ["fragile_up", "fragile_down", "inert"]
 

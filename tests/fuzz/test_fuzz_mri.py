@@ -1,11 +1,9 @@
 import numpy as np
 import pytest
 
-from fuzz_models import Quadratic
-from pipeline.fuzz import (
-    Evaluator, batch_from_single, compute_mri, directional_mri, empirical_cvar, mri_value,
-)
+from pipeline.fuzz import Evaluator, batch_from_single, compute_mri, directional_mri, empirical_cvar, mri_value
 from pipeline.fuzz.mri import summarise_omegas
+from tests.fuzz.fuzz_models import Quadratic
 
 
 def test_chapter_worked_example_statistics_give_1_44():

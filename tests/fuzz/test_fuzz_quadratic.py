@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from fuzz_models import Quadratic
 from pipeline.fuzz import compute_mri, isotropic_mri_constant, quadratic_omega_moments
+from tests.fuzz.fuzz_models import Quadratic
 
 N = 20_000
 

@@ -1,6 +1,6 @@
 """The `fuzz` and `plot_fuzz` stage scripts end to end on small budgets."""
-import math
 import json
+import math
 from pathlib import Path
 
 import numpy as np

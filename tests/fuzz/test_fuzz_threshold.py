@@ -1,10 +1,14 @@
 import numpy as np
 import pytest
 
-from fuzz_models import Tipping
 from pipeline.fuzz import (
-    Evaluator, find_adversarial_threshold, find_adversarial_threshold_two_phase, scan_values, sensitivity_profile,
+    Evaluator,
+    find_adversarial_threshold,
+    find_adversarial_threshold_two_phase,
+    scan_values,
+    sensitivity_profile,
 )
+from tests.fuzz.fuzz_models import Tipping
 
 NAMES = ["fragile_up", "fragile_down", "inert"]
 STEP = 10 ** (3 / 49)  # ratio between neighbouring scan values with n_steps = 50

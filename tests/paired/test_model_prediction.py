@@ -14,12 +14,7 @@ from scipy.stats import norm
 from pipeline.paired.identification.bounds import cell_bounds
 from pipeline.paired.identification.cell import as_cell
 from pipeline.paired.identification.confidence import dmk_independent
-from pipeline.paired.prediction.regression import (
-    ALPHAS,
-    feature_sets,
-    group_interval,
-    nested_logo,
-)
+from pipeline.paired.prediction.regression import ALPHAS, feature_sets, group_interval, nested_logo
 from pipeline.paired.prediction.summaries import cell_quantities, model_targets
 from pipeline.paired.screening.subsets import prefix_subsets
 

@@ -5,11 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from paired_oracle import (
-    LEVELS, additive_mean, additive_range, enumerate_cell, hl_events, policy_oracle, random_cell, ratio_range,
-)
 
 from pipeline.paired import cell_bounds, natural_difference_bound, policy_analysis
+from tests.paired.paired_oracle import (
+    LEVELS,
+    additive_mean,
+    additive_range,
+    enumerate_cell,
+    hl_events,
+    policy_oracle,
+    random_cell,
+    ratio_range,
+)
 
 GRID = np.round(np.arange(0.2, 1.01, 0.1), 2)
 LAMS = np.round(np.linspace(0.0, 1.0, 11), 10)

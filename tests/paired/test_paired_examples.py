@@ -6,8 +6,15 @@ import pandas as pd
 import pytest
 
 from pipeline.paired import (
-    cell_bounds, clean_threshold, difference_bound, feasible_mean_rule, five_state_counts, minimax_regret_rule,
-    policy_cost_bounds, policy_thresholds, select_policy,
+    cell_bounds,
+    clean_threshold,
+    difference_bound,
+    feasible_mean_rule,
+    five_state_counts,
+    minimax_regret_rule,
+    policy_cost_bounds,
+    policy_thresholds,
+    select_policy,
 )
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from paired_oracle import enumerate_cell, random_cell
 
 from pipeline.paired import cell_bounds, confidence_decomposition, overlap_from_accuracies, variance_ratio
+from tests.paired.paired_oracle import enumerate_cell, random_cell
 
 
 def test_classwise_overlap_range_equals_enumeration():

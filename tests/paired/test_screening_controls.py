@@ -10,11 +10,7 @@ import pandas as pd
 import pytest
 
 from pipeline.paired.screening.controls import clean_controls, group_table
-from pipeline.paired.screening.probe_sets import (
-    capture_factors,
-    capture_table,
-    probe_sets,
-)
+from pipeline.paired.screening.probe_sets import capture_factors, capture_table, probe_sets
 from pipeline.paired.screening.strata import confidence_terciles, retention_gap
 
 

@@ -208,11 +208,7 @@ def test_swapped_split_cells_fit_on_eval_and_score_dev_images(run):
     """Tables 23/24: relabelled records give the cells of fitting on evaluation images and scoring the
     clean-correct development images; AUROC by pairwise brute force; the tables are equal-weight cell means
     under development- (23) and evaluation-defined (24) tiers."""
-    from pipeline.paired.screening.scores import (
-        apply_screening,
-        fit_screening,
-        image_features,
-    )
+    from pipeline.paired.screening.scores import apply_screening, fit_screening, image_features
     from pipeline.paired.screening.swap import swapped_cells
 
     syn, real = run["syn"], run["real"]

@@ -15,7 +15,7 @@ from pipeline.perturb.compose import PrefixCache, compose
 from pipeline.perturb.materialize import PerturbationStore, data_digest, materialize, perturbation_fingerprint
 from pipeline.perturb.registry import Perturbation, get_perturbation
 from pipeline.space import Space
-from synthetic import make_benchmark
+from tests.synthetic import make_benchmark
 
 NAMES = ("brightness", "pixelate")
 LEVELS = 3

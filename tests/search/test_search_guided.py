@@ -4,11 +4,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from search_fixtures import NAMES4, synthetic_table
 
+from pipeline.catalog import ADEQUACY
 from pipeline.search import METHODS, TableOracle, run_search
-from pipeline.search.guided import ADEQUACY_LABELS, AdequacyGuided
+from pipeline.search.guided import AdequacyGuided
 from pipeline.space import Space
+from tests.search.search_fixtures import NAMES4, synthetic_table
 
 SPACE = Space(NAMES4[:3], 5)
 
@@ -21,7 +22,7 @@ def _table() -> pd.DataFrame:
 
 
 def test_every_adequacy_metric_is_a_registered_method():
-    for name, label in ADEQUACY_LABELS.items():
+    for name, label in ((n, ADEQUACY.facts(n)["label"]) for n in ADEQUACY):
         cls = METHODS[name]
         assert issubclass(cls, AdequacyGuided) and cls.label == label and cls.guide == f"adequacy_{name}"
         assert cls.hyperparameters() == METHODS["delta_only"].hyperparameters()

@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from search_fixtures import NAMES4, synthetic_table
 
 from pipeline.pareto import pareto_mask
 from pipeline.search import METHODS, TableOracle, get_method, rank_evaluated, recall_by_unique, run_metrics, run_search
@@ -13,6 +12,7 @@ from pipeline.search.parallel import map_runs
 from pipeline.search.survival import rank_and_crowding
 from pipeline.search.variation import Variation
 from pipeline.space import Space
+from tests.search.search_fixtures import NAMES4, synthetic_table
 
 SMALL = {"mu": 20}
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from search_fixtures import NAMES4, synthetic_table
 
 from pipeline.search import Ledger, LiveOracle, TableOracle
 from pipeline.space import Space
+from tests.search.search_fixtures import NAMES4, synthetic_table
 
 
 @pytest.fixture

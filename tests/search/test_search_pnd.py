@@ -5,15 +5,22 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import norm
-from search_fixtures import NAMES4, synthetic_table
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
 from pipeline.pareto import pareto_mask
 from pipeline.search import METHODS, TableOracle, run_metrics, run_search
 from pipeline.search.monotonicity import edge_monotonicity, lattice_edges, table_monotonicity
-from pipeline.search.pnd import IncrementalGP, ParetoProbability, Warp, domination_margin, lattice_design, non_domination_probability
+from pipeline.search.pnd import (
+    IncrementalGP,
+    ParetoProbability,
+    Warp,
+    domination_margin,
+    lattice_design,
+    non_domination_probability,
+)
 from pipeline.space import Space
+from tests.search.search_fixtures import NAMES4, synthetic_table
 
 # A perfectly monotone 4^3 table, δ = θ·w and ρ = 1 − θ·v (both linear, unnormalised), w = (3, 2, 1),
 # v = (1, 2, 3): a level of dimension 0 buys 3 of δ for 1 of ρ, of dimension 1 2 for 2, of dimension 2

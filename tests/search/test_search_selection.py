@@ -11,13 +11,13 @@ import pytest
 from pymoo.algorithms.moo.nsga2 import binary_tournament as pymoo_binary_tournament
 from pymoo.core.population import Population
 from pymoo.util.misc import random_permutations
-from search_fixtures import NAMES4, synthetic_table
 
 from pipeline.search import METHODS, get_method, run_search
 from pipeline.search.ground_truth import GroundTruth
 from pipeline.search.survival import rank_and_crowding
 from pipeline.search.variation import TOURNAMENTS, binary_tournament, dominance_tournament
 from pipeline.space import Space
+from tests.search.search_fixtures import NAMES4, synthetic_table
 
 
 def winners(rule, keys: np.ndarray, n: int = 40, seed: int = 0) -> np.ndarray:

@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from search_fixtures import NAMES4, synthetic_table
 
 from pipeline.figures.recall import plot_recall, recall_panel
 from pipeline.search import recall_by_budget, recall_by_unique, run_search
@@ -12,6 +11,7 @@ from pipeline.search.ground_truth import GroundTruth, table_metrics, table_space
 from pipeline.search.summary import metrics_tree, summarise_runs, table2, table2_markdown
 from pipeline.search.tuning import grid, grid_cells, select_setting, setting_scores, tie_report
 from pipeline.space import Space
+from tests.search.search_fixtures import NAMES4, synthetic_table
 
 
 def runs_table(spec: dict) -> pd.DataFrame:

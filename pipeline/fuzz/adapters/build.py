@@ -14,7 +14,12 @@ from typing import Any, Callable
 import numpy as np
 
 from pipeline.fingerprint import stage_fingerprint, unit_key
-from pipeline.fuzz.adapters import Adapter, run_adapter_campaign, split_settings, stratified_subset
+from pipeline.fuzz.adapters import (
+    Adapter,
+    run_adapter_campaign,
+    split_settings,
+    stratified_subset,
+)
 from pipeline.fuzz.report import StructuralFuzzReport
 from pipeline.store import ResumeStore, run_cached
 

@@ -27,7 +27,12 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
-from pipeline.fuzz.adapters import Adapter, check_images, class_names, per_class_error_rates
+from pipeline.fuzz.adapters import (
+    Adapter,
+    check_images,
+    class_names,
+    per_class_error_rates,
+)
 from pipeline.models.cnn import SmallCNN, to_tensor
 
 INACTIVE = 0.0

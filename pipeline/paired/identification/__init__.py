@@ -5,20 +5,51 @@ Definition 1, the clean acceptance thresholds (App. F), the rejection-policy com
 their summaries over every (model, condition) cell of a record table."""
 from pipeline.paired.identification.bounds import TARGETS, cell_bounds, event_bounds
 from pipeline.paired.identification.cell import Cell, as_cell
-from pipeline.paired.identification.confidence import confidence_decomposition, dmk_independent, dmk_observed
+from pipeline.paired.identification.confidence import (
+    confidence_decomposition,
+    dmk_independent,
+    dmk_observed,
+)
 from pipeline.paired.identification.levels import LEVELS
-from pipeline.paired.identification.marginals import overlap_from_accuracies, variance_ratio
+from pipeline.paired.identification.marginals import (
+    overlap_from_accuracies,
+    variance_ratio,
+)
 from pipeline.paired.identification.panel import (
-    CELL_KEYS, bounds_table, certified_summary, illustration_case, model_thresholds, policies_tables, selection_summary,
+    CELL_KEYS,
+    bounds_table,
+    certified_summary,
+    illustration_case,
+    model_thresholds,
+    policies_tables,
+    selection_summary,
     width_summary,
 )
 from pipeline.paired.identification.policies import (
-    LAMBDA_GRID, difference_bound, feasible_mean_rule, lemma1_upper, minimax_regret_rule, natural_cost_bounds,
-    natural_difference_bound, policy_analysis, policy_cost_bounds, select_policies, select_policy,
+    LAMBDA_GRID,
+    difference_bound,
+    feasible_mean_rule,
+    lemma1_upper,
+    minimax_regret_rule,
+    natural_cost_bounds,
+    natural_difference_bound,
+    policy_analysis,
+    policy_cost_bounds,
+    select_policies,
+    select_policy,
 )
-from pipeline.paired.identification.states import STATES, class_counts, five_state_counts
+from pipeline.paired.identification.states import (
+    STATES,
+    class_counts,
+    five_state_counts,
+)
 from pipeline.paired.identification.thresholds import (
-    CLEAN_COVERAGE, POLICY_COVERAGES, clean_threshold, coverage_rank, coverage_threshold, policy_thresholds,
+    CLEAN_COVERAGE,
+    POLICY_COVERAGES,
+    clean_threshold,
+    coverage_rank,
+    coverage_threshold,
+    policy_thresholds,
 )
 from pipeline.paired.identification.wrongblock import hblock_probabilities, mark_range
 

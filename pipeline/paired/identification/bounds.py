@@ -12,9 +12,19 @@ import numpy as np
 import pandas as pd
 
 from pipeline.paired.identification.cell import Cell, as_cell
-from pipeline.paired.identification.confidence import (dmk_bounds_fixed, dmk_bounds_marginal, dmk_independent,
-                                                       dmk_observed)
-from pipeline.paired.identification.levels import LEVELS, band, check_level, context, extremes
+from pipeline.paired.identification.confidence import (
+    dmk_bounds_fixed,
+    dmk_bounds_marginal,
+    dmk_independent,
+    dmk_observed,
+)
+from pipeline.paired.identification.levels import (
+    LEVELS,
+    band,
+    check_level,
+    context,
+    extremes,
+)
 from pipeline.paired.identification.states import class_counts
 
 TARGETS = ("H", "L", "dM_k")

@@ -12,9 +12,17 @@ from tqdm import tqdm
 from pipeline.paired.identification.bounds import cell_bounds
 from pipeline.paired.identification.cell import as_cell
 from pipeline.paired.identification.confidence import confidence_decomposition
-from pipeline.paired.identification.marginals import overlap_from_accuracies, variance_ratio
+from pipeline.paired.identification.marginals import (
+    overlap_from_accuracies,
+    variance_ratio,
+)
 from pipeline.paired.identification.policies import LAMBDA_GRID, policy_analysis
-from pipeline.paired.identification.thresholds import CLEAN_COVERAGE, POLICY_COVERAGES, clean_threshold, policy_thresholds
+from pipeline.paired.identification.thresholds import (
+    CLEAN_COVERAGE,
+    POLICY_COVERAGES,
+    clean_threshold,
+    policy_thresholds,
+)
 from pipeline.paired.records.table import cells, clean_dev_scores
 
 CELL_KEYS = ("model", "group", "condition")

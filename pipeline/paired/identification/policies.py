@@ -22,8 +22,14 @@ import pandas as pd
 
 from pipeline.paired.identification.bounds import check_threshold
 from pipeline.paired.identification.cell import Cell, as_cell
-from pipeline.paired.identification.levels import (CellContext, band, check_level, context, extremes,
-                                                   partner_probability)
+from pipeline.paired.identification.levels import (
+    CellContext,
+    band,
+    check_level,
+    context,
+    extremes,
+    partner_probability,
+)
 from pipeline.paired.identification.thresholds import CLEAN_COVERAGE, POLICY_COVERAGES
 
 STRICT = 1e-12   # certification: D+ < -STRICT

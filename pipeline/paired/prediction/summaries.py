@@ -24,8 +24,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pipeline.paired.screening.metrics import failure_coverage
 from pipeline.paired.identification.thresholds import clean_threshold
+from pipeline.paired.screening.metrics import failure_coverage
 
 PAIRED = ("F", "A", "Q", "k", "dM_k", "ds_s", "ds_w", "L_k")
 UNPAIRED = ("clean_acc", "clean_S", "clean_M_cc", "clean_logloss", "pert_acc", "pert_S", "pert_M_cc", "pert_logloss",

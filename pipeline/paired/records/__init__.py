@@ -4,15 +4,39 @@ stage predicts, the real recapture sources (simulated or ImageNet-ES from disk),
 records with their probe probabilities (§5.3), and the tiers of real conditions (§3.3)."""
 from pipeline.paired.records.pools import POOLS, PoolImages, pool_test_set
 from pipeline.paired.records.probes import probe_arrays, probe_stacks, probe_table
-from pipeline.paired.records.sources import disk_source, embedded_source, es_pool, load_image_folder, recapture_source
+from pipeline.paired.records.sources import (
+    disk_source,
+    embedded_source,
+    es_pool,
+    load_image_folder,
+    recapture_source,
+)
 from pipeline.paired.records.table import (
-    CLEAN_COLUMNS, COLUMNS, KEY_COLUMNS, LABEL_COLUMNS, PROB_COLUMNS, RECORD_COLUMNS, SPLITS, cells, clean_dev_scores,
-    expected_conditions, read_records, records_from_probabilities, split_dev_eval, validate_records,
-    validate_records_cells, write_records,
+    CLEAN_COLUMNS,
+    COLUMNS,
+    KEY_COLUMNS,
+    LABEL_COLUMNS,
+    PROB_COLUMNS,
+    RECORD_COLUMNS,
+    SPLITS,
+    cells,
+    clean_dev_scores,
+    expected_conditions,
+    read_records,
+    records_from_probabilities,
+    split_dev_eval,
+    validate_records,
+    validate_records_cells,
+    write_records,
 )
 from pipeline.paired.records.tiers import condition_summary, condition_tiers
 from pipeline.paired.records.zoo import (
-    check_clean_agreement, check_same_records, recaptured_images, synthetic_images, synthetic_records, zoo_records,
+    check_clean_agreement,
+    check_same_records,
+    recaptured_images,
+    synthetic_images,
+    synthetic_records,
+    zoo_records,
 )
 
 __all__ = [

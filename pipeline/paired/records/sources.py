@@ -18,7 +18,13 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.data.imagenet_es import IMG_EXTENSIONS, es_records, load_images, load_wnids, reference_records
+from pipeline.data.imagenet_es import (
+    IMG_EXTENSIONS,
+    es_records,
+    load_images,
+    load_wnids,
+    reference_records,
+)
 from pipeline.paired.records.pools import POOLS, PoolImages, pool_test_set
 from pipeline.paired.records.table import split_dev_eval
 from pipeline.paired.records.zoo import recaptured_images

@@ -19,9 +19,9 @@ from typing import Iterator
 
 import numpy as np
 import pandas as pd
-from pandas.api import types as ptypes
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pandas.api import types as ptypes
 
 from pipeline.config.errors import InputError, Text
 from pipeline.io import atomic_path

@@ -25,8 +25,8 @@ import pandas as pd
 
 from pipeline.paired.records.probes import probe_arrays
 from pipeline.paired.screening.metrics import evaluate_cells
-from pipeline.paired.screening.resampling import group_bootstrap, interval_text
 from pipeline.paired.screening.probes import probe_average
+from pipeline.paired.screening.resampling import group_bootstrap, interval_text
 from pipeline.paired.screening.subsets import SUBSET_COLUMNS, subset_table
 
 NOT_REPRODUCED = ("native scoring rule: the embedded zoo's probabilities are already its native outputs; "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+
 def probe_average(probe_trueprobs, clean_trueprob=None) -> np.ndarray:
     """Mean true-class probability over the probes (n, A) (U over corruptions, TTA18 over transforms; the
     class is fixed to the clean prediction); with `clean_trueprob`, the untransformed image is added as an

@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipeline.paired.reference import N_MODELS, PROBE_SET_COUNTS, STRATA_AUROC, TIER_COUNTS
+from pipeline.paired.reference import (
+    N_MODELS,
+    PROBE_SET_COUNTS,
+    STRATA_AUROC,
+    TIER_COUNTS,
+)
 from pipeline.paired.screening.natural import NOT_REPRODUCED
 
 TITLES = {

@@ -13,8 +13,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pipeline.paired.screening.metrics import (BUDGETS, Stat, attach_tiers, cell_metrics, eligible_images, stat_name,
-                                               stat_scores)
+from pipeline.paired.screening.metrics import (
+    BUDGETS,
+    Stat,
+    attach_tiers,
+    cell_metrics,
+    eligible_images,
+    stat_name,
+    stat_scores,
+)
 
 
 def _quantiles(draws: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:

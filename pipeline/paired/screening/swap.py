@@ -31,7 +31,11 @@ from pipeline.paired.records.tiers import condition_tiers
 from pipeline.paired.reference import SWAP_MILD, Pair, es_diverse
 from pipeline.paired.screening.layout import tier_mean, tier_summary_table
 from pipeline.paired.screening.metrics import evaluate_cells
-from pipeline.paired.screening.resampling import class_bootstrap, group_bootstrap, interval_text
+from pipeline.paired.screening.resampling import (
+    class_bootstrap,
+    group_bootstrap,
+    interval_text,
+)
 from pipeline.paired.screening.tables import BASE_SCORES, model_scores
 
 

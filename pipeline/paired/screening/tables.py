@@ -36,19 +36,50 @@ from pipeline.paired import reference
 from pipeline.paired.records.probes import probe_arrays
 from pipeline.paired.records.tiers import condition_tiers
 from pipeline.paired.reference import es_diverse
-from pipeline.paired.screening.controls import (CONTROL_SCORES, a3_table, baselines_table, budget_table, clean_controls,
-                                                group_table, tier_table)
-from pipeline.paired.screening.layout import SCORE_LABELS, tier_mean, tier_summary_table, tiers_present
-from pipeline.paired.screening.metrics import (budget_size, cell_metrics, coverage_ceiling, eligible_images,
-                                               evaluate_cells, summarize_cells)
+from pipeline.paired.screening.controls import (
+    CONTROL_SCORES,
+    a3_table,
+    baselines_table,
+    budget_table,
+    clean_controls,
+    group_table,
+    tier_table,
+)
+from pipeline.paired.screening.layout import (
+    SCORE_LABELS,
+    tier_mean,
+    tier_summary_table,
+    tiers_present,
+)
+from pipeline.paired.screening.metrics import (
+    budget_size,
+    cell_metrics,
+    coverage_ceiling,
+    eligible_images,
+    evaluate_cells,
+    summarize_cells,
+)
 from pipeline.paired.screening.natural import natural_prefix_table, untransformed_table
 from pipeline.paired.screening.probe_sets import capture_table, probe_set_table
 from pipeline.paired.screening.probes import a3rank, probe_average
-from pipeline.paired.screening.resampling import class_bootstrap, group_bootstrap, interval_text
-from pipeline.paired.screening.scores import (apply_screening, average_draws, fit_screening, identity_controls,
-                                              image_features)
+from pipeline.paired.screening.resampling import (
+    class_bootstrap,
+    group_bootstrap,
+    interval_text,
+)
+from pipeline.paired.screening.scores import (
+    apply_screening,
+    average_draws,
+    fit_screening,
+    identity_controls,
+    image_features,
+)
 from pipeline.paired.screening.strata import strata_table
-from pipeline.paired.screening.subsets import prefix_subsets, subset_table, synthetic_members
+from pipeline.paired.screening.subsets import (
+    prefix_subsets,
+    subset_table,
+    synthetic_members,
+)
 from pipeline.perturb.recapture import TIERS
 
 BASE_SCORES = ("neg_S", "neg_U", "delta", "neg_ret", "class_delta", "g_S", "g_SU", "g_SU_ret")

@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.numerics import PINNED
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHECKED = ("data/tiny/model.pt", "data/tiny/features.pt", "data/tiny/splits.npz", "outputs/groundtruth/tiny.parquet",
            "outputs/groundtruth/tiny.summary.json", "outputs/groundtruth/tiny.gallery.npz", "outputs/prepare/tiny.json")
 

@@ -18,11 +18,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from search_fixtures import synthetic_table
 
 from pipeline.space import Space
+from tests.search.search_fixtures import synthetic_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TINY = Space(("brightness", "pixelate"), 3)
 DIGITS = Space(("speckle_noise", "glass_blur", "brightness", "pixelate"), 6)
 

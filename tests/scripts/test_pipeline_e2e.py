@@ -1,5 +1,5 @@
 """End to end on the tiny configuration (2 perturbations x 3 levels, 40 images): prepare, ground truth,
-figures, through the stage scripts' task functions (the bad-input contract: tests/test_bad_inputs.py)."""
+figures, through the stage scripts' task functions (the bad-input contract: tests/scripts/test_bad_inputs.py)."""
 import json
 from pathlib import Path
 
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def tiny_cfg(tmp_path, *overrides):

@@ -4,7 +4,7 @@ import numpy as np
 
 from pipeline.perturb.compose import PrefixCache, compose, step_seed
 from pipeline.perturb.registry import Perturbation
-from synthetic import make_benchmark
+from tests.synthetic import make_benchmark
 
 
 def _recording(name, log):

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 MODEL = '''"""A model under test of the user's own: a brightness-bucket classifier (no training)."""
 import numpy as np
@@ -124,3 +125,22 @@ def test_a_broken_plug_in_is_one_line_exit_2_and_nothing_written(user, target, m
     assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: model._target_: "), done.stderr
     assert missing in lines[0], lines[0]
     assert snapshot(user) == before
+
+
+def test_dvc_yaml_lists_the_plug_in_source_as_a_dependency(user, tmp_path, monkeypatch):
+    """`make dvc.yaml` after pointing params.yaml at a plug-in: its package's files become deps of the stages
+    that build the benchmark (and of no other), so editing the model reruns them."""
+    from omegaconf import OmegaConf
+
+    from scripts import stages
+
+    monkeypatch.syspath_prepend(str(user))
+    params = OmegaConf.load(ROOT / "params.yaml")
+    params.model = {"name": "mine", "kind": "external", "_target_": "my_pkg.models.MyModel", "num_classes": 10}
+    OmegaConf.save(params, tmp_path / "params.yaml")
+    expected = sorted(str(user / "my_pkg" / f) for f in ("__init__.py", "models.py"))
+    assert stages.plugin_deps(tmp_path / "params.yaml") == expected
+    body = yaml.safe_load(stages.dvc_yaml(tmp_path / "params.yaml"))["stages"]
+    for name, stage in body.items():
+        assert (set(expected) <= set(stage.get("deps", []))) == (name in stages.PLUGIN_STAGES), name
+    assert stages.plugin_deps(ROOT / "params.yaml") == []  # the embedded default: no plug-in outside the project

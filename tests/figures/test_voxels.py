@@ -6,10 +6,10 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
-from search_fixtures import NAMES4, synthetic_table
 
 from pipeline.figures.voxels import front_voxels, plot_front_voxels
 from pipeline.space import Space
+from tests.search.search_fixtures import NAMES4, synthetic_table
 
 
 @pytest.mark.parametrize("dims", [4, 3, 2])

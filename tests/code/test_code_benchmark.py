@@ -12,7 +12,13 @@ import pytest
 
 from pipeline.benchmark import Benchmark
 from pipeline.code.robust_pass import (
-    ExecutionCache, RobustPassPredictor, pass_at_1, perturbed_variants, replicate, robust_pass, robust_pass_at_1,
+    ExecutionCache,
+    RobustPassPredictor,
+    pass_at_1,
+    perturbed_variants,
+    replicate,
+    robust_pass,
+    robust_pass_at_1,
 )
 from pipeline.code.sandbox import ExecResult
 from pipeline.data.humaneval import CodeProblem, check_program, humaneval_path, load_humaneval

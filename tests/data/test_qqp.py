@@ -13,14 +13,14 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from scripts._entry import compose_job
 
 from pipeline.config import ConfigError
 from pipeline.data.qqp import load_qqp
 from pipeline.perturb import text
 from pipeline.text_pairs import is_pair, side_seed, sides
+from scripts._entry import compose_job
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FAMILIES = ["synonym", "typo", "contraction", "punctuation"]
 GLUE_HEADER = "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate"
 PAIRS = [  # (question1, question2, is_duplicate); quotes are text in GLUE's unquoted TSV

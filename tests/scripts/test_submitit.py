@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STORE = "data/cache/store/groundtruth/tiny-shard-{}-of-3.sqlite"
 
 
@@ -93,7 +93,6 @@ def test_shards_through_submitit_merge_to_the_unsharded_table(base, tmp_path):
 # the values do not change.
 PACED = """
 import runpy, sys, time
-sys.path.insert(0, "scripts")
 from pipeline.benchmark import Benchmark
 evaluate_many = Benchmark.evaluate_many
 def paced(self, *args, **kwargs):
@@ -102,7 +101,7 @@ def paced(self, *args, **kwargs):
         time.sleep(3)
 Benchmark.evaluate_many = paced
 sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")
+runpy.run_module("scripts.groundtruth", run_name="__main__", alter_sys=True)
 """
 
 

@@ -9,7 +9,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_submitit import script
+
+from tests.scripts.test_submitit import script
 
 
 @pytest.fixture(scope="module")

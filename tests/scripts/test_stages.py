@@ -1,10 +1,11 @@
 """dvc.yaml is the stage table's output: deps derived from imports, outs from the scripts' path functions."""
 from pathlib import Path
 
-from scripts import stages
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from scripts import stages
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_committed_dvc_yaml_is_generated_from_the_stage_table():

@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scripts._entry import compose_job, load_params
 
 from pipeline.benchmark import get_task_metric
 from pipeline.config import ConfigError
 from pipeline.fidelity.code import variant_rows
+from scripts._entry import compose_job, load_params
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FAMILIES = ["butterfingers", "char_case", "whitespace", "newline"]
 
 

@@ -1,0 +1,51 @@
+"""Stage `report`: one offline HTML page over every stage's tables and figures (issue 21), and the
+screening priority lists (paired evaluations §5: clean-correct evaluation images ranked by -U, with the
+budget flags and expected failure coverage at each `paired.screening.budgets`).
+
+    python scripts/report.py   # outputs/report/index.html, outputs/report/priority/<source>/<model>.csv
+
+Reports params.yaml's benchmark and every benchmark of `suite`, params.yaml's paired source and
+`paired_suite`, the screening of `paired.source` (unless `paired.screening: null`) and every fuzzing adapter.
+"""
+from __future__ import annotations
+
+from pipeline.io import write_text
+from pipeline.paired import read_records
+from pipeline.report import priority_lists, render_report
+from scripts._entry import compose_conf, plain, run_stage
+from scripts.paired_paths import read_validated_records
+from scripts.paths import ROOT, outputs, recapture_path, report_dir, sibling
+
+
+def models(cfg) -> dict[str, str]:
+    """The model under test of params.yaml's benchmark and of each benchmark of `suite` (conf/'s composition)."""
+    names = {str(cfg.benchmark.name): str(cfg.model.name)}
+    for name in cfg.suite:
+        names.setdefault(str(name), str(compose_conf([f"benchmark={name}"]).model.name))
+    return names
+
+
+def main(cfg) -> None:
+    spec, out = plain(cfg.paired), report_dir(cfg)
+    screened = []
+    if spec["screening"] is not None:
+        synthetic = (read_validated_records(cfg) if spec["recapture"]["source"] == "embedded"
+                     else read_records(sibling(recapture_path(cfg), ".synb.parquet")))
+        lists = priority_lists(synthetic, read_records(recapture_path(cfg)), spec["screening"]["budgets"])
+        folder = out / "priority" / spec["source"]
+        for stale in folder.glob("*.csv"):
+            stale.unlink()
+        for model, table in lists.items():
+            write_text(table.to_csv(index=False), folder / f"{model}.csv")
+        screened = [spec["source"]]
+        print(f"wrote {len(lists)} priority lists under {folder}")
+    benchmarks = models(cfg)
+    html = render_report(outputs(cfg), out, benchmarks=list(benchmarks), models=benchmarks,
+                         sources=list(dict.fromkeys([spec["source"], *cfg.paired_suite])), screening=screened,
+                         adapters=list(cfg.fuzz.adapters), methods=list(cfg.search.table2_methods), repo=ROOT)
+    write_text(html, out / "index.html")
+    print(f"wrote {out / 'index.html'} ({len(html.encode()) / 1e6:.2f} MB)")
+
+
+if __name__ == "__main__":
+    run_stage(main)
