@@ -4,7 +4,7 @@ BIN := $(abspath $(VENV))/bin
 export PATH := $(BIN):$(PATH)
 STAMP := $(VENV)/.installed
 
-.PHONY: help env params repro test test-slow figures figures-screening benchmarks clean-env dvc.yaml lock llm
+.PHONY: help report-check env params repro test test-slow figures figures-screening benchmarks clean-env dvc.yaml lock llm
 
 WORDNET := /usr/share/wordnet/index.sense
 
@@ -42,6 +42,9 @@ test: env  ## the fast test tier (what CI runs), after the layer contracts of py
 
 test-slow: env  ## the slow tier (pytest -m slow): larger end-to-end runs
 	python -m pytest -q -m slow
+
+report-check: env  ## the report page in headless Chromium (installs Debian's chromium if missing): no console errors or failed loads, a non-blank first screen
+	sh tests/report/report_check.sh
 
 figures: env  ## re-render every figure from the tables only
 	for s in $$(dvc stage list --name-only | grep -E '^figures_'); do dvc repro --force --single-item $$s || exit 1; done

@@ -211,7 +211,8 @@ def run_stage(task: Callable[[DictConfig], Any]) -> None:
         except ValueError as err:
             fail(err)
 
-    hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")(job)()
+    job.__module__ = task.__module__ if task.__module__ != "__main__" else f"scripts.{Path(sys.argv[0]).stem}"  # Hydra names
+    hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")(job)()  # the app after it (--help)
 
 
 def plain(cfg: Any) -> Any:

@@ -21,14 +21,7 @@ from pipeline.io import write_parquet
 from pipeline.perturb.materialize import open_store
 from pipeline.plugins import check_plugins
 from scripts._entry import benchmark_spec, run_stage
-from scripts.paths import (
-    asset_digest,
-    data_dir,
-    final_paths,
-    perturb_root,
-    shard_store,
-    timings_path,
-)
+from scripts.paths import asset_digest, data_dir, final_paths, perturb_root, shard_store, timings_path
 
 
 def main(cfg) -> None:

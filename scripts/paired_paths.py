@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipeline.paired.records import (
-    expected_conditions,
-    read_records,
-    validate_records_cells,
-)
+from pipeline.paired.records import expected_conditions, read_records, validate_records_cells
 from scripts.paths import records_path
 
 

@@ -146,3 +146,8 @@ def perturb_manifest(cfg) -> Path:
 def report_dir(cfg) -> Path:
     """The report page `index.html` and the screening priority lists `priority/<source>/<model>.csv` (stage `report`)."""
     return outputs(cfg) / "report"
+
+
+def report_provenance(cfg) -> Path:
+    """The report's run-dependent provenance (commit, machine, time), a script the page loads: beside the timings."""
+    return outputs(cfg) / "timings" / "report" / "provenance.js"

@@ -9,12 +9,7 @@ import pandas as pd
 
 from pipeline.figures.recapture import plot_recapture_grid
 from pipeline.figures.save import save_png
-from pipeline.figures.screening import (
-    plot_auroc_by_score,
-    plot_coverage_budget,
-    plot_probe_rules,
-    plot_single_probes,
-)
+from pipeline.figures.screening import plot_auroc_by_score, plot_coverage_budget, plot_probe_rules, plot_single_probes
 from pipeline.paired.records.pools import POOLS
 from pipeline.perturb.recapture import make_condition
 from scripts._entry import plain, run_stage

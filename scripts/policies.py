@@ -10,12 +10,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.io import write_json, write_parquet, write_text
-from pipeline.paired import (
-    certified_summary,
-    model_thresholds,
-    policies_tables,
-    selection_summary,
-)
+from pipeline.paired import certified_summary, model_thresholds, policies_tables, selection_summary
 from scripts._entry import plain, run_stage
 from scripts.paired_paths import read_validated_records
 from scripts.paths import paired_dir

@@ -9,12 +9,15 @@ Reports params.yaml's benchmark and every benchmark of `suite`, params.yaml's pa
 """
 from __future__ import annotations
 
+import os
+
 from pipeline.io import write_text
 from pipeline.paired import read_records
 from pipeline.report import priority_lists, render_report
+from pipeline.report.provenance import collect_provenance, run_script
 from scripts._entry import compose_conf, plain, run_stage
 from scripts.paired_paths import read_validated_records
-from scripts.paths import ROOT, outputs, recapture_path, report_dir, sibling
+from scripts.paths import ROOT, outputs, recapture_path, report_dir, report_provenance, sibling
 
 
 def models(cfg) -> dict[str, str]:
@@ -27,22 +30,23 @@ def models(cfg) -> dict[str, str]:
 
 def main(cfg) -> None:
     spec, out = plain(cfg.paired), report_dir(cfg)
-    screened = []
+    priority = {}
     if spec["screening"] is not None:
         synthetic = (read_validated_records(cfg) if spec["recapture"]["source"] == "embedded"
                      else read_records(sibling(recapture_path(cfg), ".synb.parquet")))
-        lists = priority_lists(synthetic, read_records(recapture_path(cfg)), spec["screening"]["budgets"])
-        folder = out / "priority" / spec["source"]
-        for stale in folder.glob("*.csv"):
+        priority[spec["source"]] = priority_lists(synthetic, read_records(recapture_path(cfg)), spec["screening"]["budgets"])
+    benchmarks, provenance = models(cfg), collect_provenance(ROOT)
+    html = render_report(outputs(cfg), out, benchmarks=list(benchmarks), models=benchmarks,
+                         sources=list(dict.fromkeys([spec["source"], *cfg.paired_suite])), screening=list(priority),
+                         adapters=list(cfg.fuzz.adapters), methods=list(cfg.search.table2_methods), priority=priority,
+                         provenance=provenance, run_script=os.path.relpath(report_provenance(cfg), out))
+    for source, lists in priority.items():   # written once the page renders: a missing input writes nothing
+        for stale in (out / "priority" / source).glob("*.csv"):
             stale.unlink()
         for model, table in lists.items():
-            write_text(table.to_csv(index=False), folder / f"{model}.csv")
-        screened = [spec["source"]]
-        print(f"wrote {len(lists)} priority lists under {folder}")
-    benchmarks = models(cfg)
-    html = render_report(outputs(cfg), out, benchmarks=list(benchmarks), models=benchmarks,
-                         sources=list(dict.fromkeys([spec["source"], *cfg.paired_suite])), screening=screened,
-                         adapters=list(cfg.fuzz.adapters), methods=list(cfg.search.table2_methods), repo=ROOT)
+            write_text(table.to_csv(index=False), out / "priority" / source / f"{model}.csv")
+        print(f"wrote {len(lists)} priority lists under {out / 'priority' / source}")
+    write_text(run_script(provenance["run"]), report_provenance(cfg))  # beside the timings: it changes every run
     write_text(html, out / "index.html")
     print(f"wrote {out / 'index.html'} ({len(html.encode()) / 1e6:.2f} MB)")
 

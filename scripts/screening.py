@@ -27,13 +27,7 @@ from pipeline.io import atomic_path, write_json, write_parquet, write_text
 from pipeline.paired import read_records
 from pipeline.paired.prediction import source_prediction
 from pipeline.paired.records import check_clean_agreement, check_same_records
-from pipeline.paired.screening import (
-    TITLES,
-    markdown,
-    screening_tables,
-    swapped_tables,
-    table_notes,
-)
+from pipeline.paired.screening import TITLES, markdown, screening_tables, swapped_tables, table_notes
 from scripts._entry import plain, run_stage
 from scripts.paired_paths import read_validated_records
 from scripts.paths import recapture_path, screening_dir, sibling

@@ -19,13 +19,7 @@ import json
 from pipeline.fingerprint import stage_fingerprint, unit_key
 from pipeline.io import parquet_bytes, read_parquet_bytes, write_parquet
 from pipeline.plugins import check_plugins
-from pipeline.search import (
-    LiveOracle,
-    TableOracle,
-    method_class,
-    rank_evaluated,
-    run_search,
-)
+from pipeline.search import LiveOracle, TableOracle, method_class, rank_evaluated, run_search
 from pipeline.search.ground_truth import GroundTruth
 from pipeline.search.parallel import map_runs
 from pipeline.search.tables import CODE, column_digest, ground_truth_digest

@@ -18,12 +18,7 @@ from pipeline.search import METHODS, run_metrics
 from pipeline.search.monotonicity import COLUMNS as MONOTONICITY_COLUMNS
 from pipeline.search.monotonicity import edge_monotonicity
 from pipeline.search.recovery import recovery_markdown, recovery_table
-from pipeline.search.summary import (
-    metrics_tree,
-    summarise_runs,
-    table2,
-    table2_markdown,
-)
+from pipeline.search.summary import metrics_tree, summarise_runs, table2, table2_markdown
 from scripts._entry import run_stage
 from scripts.paths import summary_dir
 from scripts.search_paths import problems

@@ -17,6 +17,7 @@ from typing import Callable
 import yaml
 from omegaconf import OmegaConf
 
+from pipeline.catalog import FUZZ_ADAPTERS
 from pipeline.fingerprint import module_closure
 from pipeline.io import write_text
 from scripts.paths import (
@@ -34,6 +35,7 @@ from scripts.paths import (
     prepare_metrics,
     recapture_path,
     records_path,
+    report_dir,
     screening_dir,
     screening_figures,
     sibling,
@@ -44,7 +46,6 @@ from scripts.paths import (
 )
 
 Paths = Callable[[object], list[Path]]
-FUZZ_ADAPTERS = ("geometric", "weights", "severity")
 SCREENING_TABLES = ("table16", "table17", "table18", "table19", "table20", "table21", "table23", "table24", "table25",
                     "table26", "table27", "table28", "table29", "table32", "table33", "table34", "table35", "table36", "table37", "table38", "table39",
                     "capture", "table43", "table46")  # scripts/screening.py writes each as .csv and .md
@@ -212,6 +213,13 @@ STAGES: list[Stage] = [
           deps=lambda cfg: [screening_dir(cfg) / f for f in ("cells.parquet", "intervals.csv", "table36.csv")],
           committed=lambda cfg: [screening_figures(cfg)]),
     *_fuzz_stages(),
+    # one page of every result (issue 21): reads the folders the stages above write, never a model
+    Stage("report", "report", ("benchmark.name", "model.name", "suite", "paired.source", "paired_suite", "paired.records",
+                               "paired.recapture.source", "paired.screening", "fuzz.adapters", "search.table2_methods"),
+          deps=lambda cfg: [outputs(cfg) / d for d in ("groundtruth", "prepare", "search_summary", "paired", "fuzz",
+                                                       "figures/groundtruth", "figures/paired", "figures/screening", "figures/fuzz")]
+          + [records_path(cfg), recapture_path(cfg), ROOT / "conf" / "benchmark", ROOT / "conf" / "model"],
+          committed=lambda cfg: [report_dir(cfg)]),
 ]
 
 

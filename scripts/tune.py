@@ -20,23 +20,10 @@ from __future__ import annotations
 import pandas as pd
 
 from pipeline.fingerprint import stage_fingerprint, unit_key
-from pipeline.io import (
-    parquet_bytes,
-    read_parquet_bytes,
-    write_json,
-    write_parquet,
-    write_text,
-)
+from pipeline.io import parquet_bytes, read_parquet_bytes, write_json, write_parquet, write_text
 from pipeline.search.ground_truth import GroundTruth, table_metrics
 from pipeline.search.tables import CODE, ground_truth_digest
-from pipeline.search.tuning import (
-    HYPERPARAMETERS,
-    grid,
-    grid_cells,
-    select_setting,
-    setting_scores,
-    tie_report,
-)
+from pipeline.search.tuning import HYPERPARAMETERS, grid, grid_cells, select_setting, setting_scores, tie_report
 from pipeline.store import ResumeStore, run_cached
 from scripts._entry import run_stage
 from scripts.paths import store_path, tune_dir

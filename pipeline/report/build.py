@@ -9,7 +9,7 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from pipeline.report.provenance import collect_provenance
-from pipeline.report.sections import benchmark_section, fuzz_section, need, paired_section, screening_section
+from pipeline.report.sections import benchmark_section, fuzz_section, need, paired_section, priority_href, screening_section
 
 TEMPLATES = Path(__file__).with_name("templates")
 
@@ -30,17 +30,26 @@ def search_tables(outputs: Path, benchmarks: Sequence[str]) -> dict[str, pd.Data
     return {k: pd.read_csv(need(folder / f"{k}.csv", "search_summary")) for k in ("table2", "table3", "recovery")}
 
 
+def read_priority(page_dir: Path, source: str) -> dict[str, pd.DataFrame]:
+    """The priority lists of `source` already beside the page (model -> list)."""
+    return {p.stem: pd.read_csv(p) for p in sorted((page_dir / priority_href(source, "*")).parent.glob("*.csv"))}
+
+
 def render_report(outputs: Path, page_dir: Path, *, benchmarks: Sequence[str] | None = None,
                   models: Mapping[str, str] | None = None, sources: Sequence[str] | None = None,
                   screening: Sequence[str] | None = None, adapters: Sequence[str] | None = None,
-                  methods: Sequence[str] | None = None, provenance: Mapping | None = None, repo: Path | None = None) -> str:
-    """The HTML of the report on the stages' files under `outputs`, for a page in `page_dir` (priority
-    lists are linked from `page_dir/priority/<source>/<model>.csv`, written first by the stage).
+                  methods: Sequence[str] | None = None, priority: Mapping[str, Mapping[str, pd.DataFrame]] | None = None,
+                  provenance: Mapping | None = None, repo: Path | None = None, run_script: str | None = None) -> str:
+    """The HTML of the report on the stages' files under `outputs`, for a page in `page_dir`.
 
     Each of `benchmarks`, `sources` (paired bounds and policies), `screening` (screened sources) and
     `adapters` (fuzzing) lists what to report, whose files must exist; None reports whatever is present.
     `models` names the model under test per benchmark; `methods` are Table 2's rows (None: the table's).
-    `provenance` defaults to `collect_provenance(repo)` (repo: the folder above `outputs`)."""
+    `priority` holds the priority lists per screened source and model (`priority_lists`), which the page
+    links as `priority/<source>/<model>.csv` beside it (the caller writes them there); None reads the
+    ones already there.
+    `provenance` defaults to `collect_provenance(repo)` (repo: the folder above `outputs`); with `run_script`
+    (a path relative to the page) its run-dependent part is left to that script (`provenance.run_script`)."""
     found = discover(outputs)
     chosen = {k: list(v) if v is not None else found[k] for k, v in
               (("benchmarks", benchmarks), ("sources", sources), ("screening", screening), ("adapters", adapters))}
@@ -52,6 +61,8 @@ def render_report(outputs: Path, page_dir: Path, *, benchmarks: Sequence[str] | 
         css=(TEMPLATES / "report.css").read_text(),
         benchmarks=[benchmark_section(outputs, b, (models or {}).get(b), search, methods) for b in chosen["benchmarks"]],
         paired=[paired_section(outputs, s) for s in chosen["sources"]],
-        screening=[screening_section(outputs, s, page_dir) for s in chosen["screening"]],
+        screening=[screening_section(outputs, s, priority.get(s, {}) if priority is not None else read_priority(page_dir, s))
+                   for s in chosen["screening"]],
         fuzz=[fuzz_section(outputs, a) for a in chosen["adapters"]],
-        provenance=provenance if provenance is not None else collect_provenance(repo or outputs.resolve().parent))
+        provenance=provenance if provenance is not None else collect_provenance(repo or outputs.resolve().parent),
+        run_script=run_script)

@@ -1,9 +1,12 @@
 """Where a report comes from: the commit, the DVC lock, the library versions, the pinned numerical
-settings (`pipeline.numerics.PINNED`), the machine and the time. Everything but `PINNED` changes from run
-to run; the page marks those values `data-run-dependent` (tests drop them before comparing pages)."""
+settings (`pipeline.numerics.PINNED`), the machine and the time. The library versions (fixed by
+requirements.lock) and the pinned settings are the same wherever the lock installs; the rest changes from
+run to run, so the stage writes it to a script beside the timings (`run_script`), which the page loads: the
+page itself is then the same bytes on every machine, as every output DVC records must be."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import platform
 import subprocess
@@ -45,8 +48,23 @@ def collect_provenance(repo: Path) -> dict[str, object]:
     """The provenance of a report built from the repository at `repo` now: commit, dvc.lock sha256,
     versions, machine, time (run-dependent) and the pinned settings (fixed)."""
     return {"run": {"git commit": git_commit(repo), "dvc.lock sha256": file_sha256(repo / "dvc.lock"),
-                    **{f"{name} version": v for name, v in versions().items()},
                     "python": platform.python_version(), "machine": platform.platform(),
                     "processor": platform.machine(), "cpu count": str(os.cpu_count()),
                     "built at (UTC)": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")},
+            "versions": {f"{name}": v for name, v in versions().items()},
             "pinned": dict(PINNED)}
+
+
+def run_script(run: dict[str, str]) -> str:
+    """A script that fills the page's run-dependent provenance list (`<dl id="run-provenance">`) with `run`."""
+    return ("// The run-dependent provenance of outputs/report/index.html, kept out of the page so that the page is\n"
+            "// the same bytes on every machine and run (pipeline/report/provenance.py).\n"
+            "(function () {\n"
+            f"  var run = {json.dumps(run, indent=2, sort_keys=False)};\n"
+            "  var list = document.getElementById('run-provenance');\n"
+            "  Object.keys(run).forEach(function (key) {\n"
+            "    var term = document.createElement('dt'), value = document.createElement('dd');\n"
+            "    term.textContent = key; value.textContent = run[key];\n"
+            "    list.appendChild(term); list.appendChild(value);\n"
+            "  });\n"
+            "})();\n")

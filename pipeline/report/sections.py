@@ -146,9 +146,26 @@ def paired_section(outputs: Path, source: str) -> dict:
             "figures": figures(outputs / "figures" / "paired" / source)}
 
 
-def screening_section(outputs: Path, source: str, page_dir: Path) -> dict:
+def priority_href(source: str, model: str) -> str:
+    """Where the page links the priority list of `model` on `source`, relative to the page."""
+    return f"priority/{source}/{model}.csv"
+
+
+def priority_table(source: str, lists: Mapping[str, pd.DataFrame]) -> dict:
+    """The priority lists of `source` (`pipeline.report.priority`): a link to each, its number of images
+    and its expected failure coverage per budget."""
+    header, rows = ["model", "images"], []
+    for model, table in sorted(lists.items()):
+        budgets = [c for c in table.columns if c.startswith("coverage_")]
+        header = ["model", "images", *(f"expected coverage, q = {c.removeprefix('coverage_')}" for c in budgets)]
+        link = Markup('<a href="{}">{}</a>').format(priority_href(source, model), model)
+        rows.append([link, fmt(len(table)), *(fmt(float(table[c].iloc[0])) if len(table) else "–" for c in budgets)])
+    return {"header": header, "rows": rows}
+
+
+def screening_section(outputs: Path, source: str, lists: Mapping[str, pd.DataFrame]) -> dict:
     """Headline screening numbers by tier (AUROC and coverage of U and S, the U - S interval), the
-    figures, and links to the priority lists under `page_dir/priority/<source>/`."""
+    figures, and the table of the priority lists `lists` (model -> list)."""
     metrics = json.loads(need(outputs / "paired" / source / "screening" / "metrics.json", "screening").read_text())
     rows = []
     for tier, h in metrics.get("headline", {}).items():
@@ -159,10 +176,9 @@ def screening_section(outputs: Path, source: str, page_dir: Path) -> dict:
                      "; ".join(f"q={q}: {fmt(h[f'coverage_{q}_U'])} vs {fmt(h.get(f'coverage_{q}_S', math.nan))}" for q in budgets)])
     facts = {k: fmt(metrics[k]) for k in ("n_models", "n_conditions", "scored_images") if k in metrics}
     facts.update({f"{tier} conditions": fmt(n) for tier, n in metrics.get("tier_counts", {}).items()})
-    lists = sorted((page_dir / "priority" / source).glob("*.csv"))
     return {"source": source, "facts": facts, "figures": figures(outputs / "figures" / "screening" / source),
             "headline": {"header": ["tier", "cells", "AUROC U", "AUROC S", "U − S [95% interval]", "coverage U vs S"], "rows": rows},
-            "priority": [{"model": p.stem, "href": p.relative_to(page_dir).as_posix()} for p in lists]}
+            "priority": priority_table(source, lists)}
 
 
 def fuzz_section(outputs: Path, adapter: str) -> dict:

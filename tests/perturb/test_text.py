@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from pipeline.perturb import text
+from pipeline.perturb import wordnet as wordnet_module
 from pipeline.perturb.text import CONTRACTIONS, PUNCTUATION_MARKS, TOKEN_RE
 
 SENTENCES = [
@@ -40,13 +41,13 @@ LEVELS = range(1, text.MAX_LEVEL + 1)
 @pytest.fixture(scope="module")
 def nltk_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data_dir = tmp_path_factory.mktemp("nltk_data")
-    text.ensure_wordnet(data_dir)
+    wordnet_module.ensure_wordnet(data_dir)
     return data_dir
 
 
 @pytest.fixture(scope="module")
 def wordnet(nltk_data: Path) -> Any:
-    return text.load_wordnet(nltk_data / "corpora" / "wordnet")
+    return wordnet_module.load_wordnet(nltk_data / "corpora" / "wordnet")
 
 
 @pytest.fixture(scope="module")
@@ -80,10 +81,10 @@ def _is_one_typo(a: str, b: str) -> bool:
 
 def test_ensure_wordnet_lays_out_copies_and_lexnames(nltk_data: Path) -> None:
     corpus = nltk_data / "corpora" / "wordnet"
-    for name in text.WORDNET_FILES:
+    for name in wordnet_module.WORDNET_FILES:
         copied = corpus / name
         assert copied.is_file() and not copied.is_symlink()
-        assert copied.stat().st_size == (text.WORDNET_SOURCE / name).stat().st_size
+        assert copied.stat().st_size == (wordnet_module.WORDNET_SOURCE / name).stat().st_size
     lines = (corpus / "lexnames").read_text().splitlines()
     assert len(lines) == 45
     for number, line in enumerate(lines):
@@ -92,13 +93,13 @@ def test_ensure_wordnet_lays_out_copies_and_lexnames(nltk_data: Path) -> None:
         assert int(category) == {"noun": 1, "verb": 2, "adj": 3, "adv": 4}[name.split(".")[0]]
     assert str(nltk_data.resolve()) in nltk.data.path
     stamps = {p.name: p.stat().st_mtime_ns for p in corpus.iterdir()}
-    assert text.ensure_wordnet(nltk_data) == corpus  # idempotent: nothing rewritten
+    assert wordnet_module.ensure_wordnet(nltk_data) == corpus  # idempotent: nothing rewritten
     assert {p.name: p.stat().st_mtime_ns for p in corpus.iterdir()} == stamps
     (corpus / "lexnames").write_text("00\tadj.all\t3\n")
     (corpus / "adv.exc").unlink()
-    text.ensure_wordnet(nltk_data)  # damaged or missing files are rewritten
-    assert (corpus / "lexnames").read_text() == text.lexnames_text()
-    assert (corpus / "adv.exc").read_bytes() == (text.WORDNET_SOURCE / "adv.exc").read_bytes()
+    wordnet_module.ensure_wordnet(nltk_data)  # damaged or missing files are rewritten
+    assert (corpus / "lexnames").read_text() == wordnet_module.lexnames_text()
+    assert (corpus / "adv.exc").read_bytes() == (wordnet_module.WORDNET_SOURCE / "adv.exc").read_bytes()
 
 
 def test_lexnames_match_the_wordnet_manual() -> None:
@@ -107,14 +108,14 @@ def test_lexnames_match_the_wordnet_manual() -> None:
         pytest.skip("the lexnames(5WN) manual page is not installed")
     with gzip.open(manual, "rt") as page:
         rows = re.findall(r"^(\d\d)\t(\S+)", page.read(), flags=re.MULTILINE)
-    assert [(int(n), name) for n, name in rows] == [(i, name) for i, (name, _) in enumerate(text.LEXNAMES)]
+    assert [(int(n), name) for n, name in rows] == [(i, name) for i, (name, _) in enumerate(wordnet_module.LEXNAMES)]
 
 
 def test_missing_wordnet_files_name_the_files_and_the_packages(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="index.sense.*wordnet-base and wordnet-sense-index"):
-        text.ensure_wordnet(tmp_path / "out", source=tmp_path)
+        wordnet_module.ensure_wordnet(tmp_path / "out", source=tmp_path)
     with pytest.raises(FileNotFoundError, match="ensure_wordnet"):
-        text.load_wordnet(tmp_path)
+        wordnet_module.load_wordnet(tmp_path)
 
 
 def test_the_reader_uses_the_lexnames_and_the_sense_index(wordnet: Any) -> None:
@@ -128,13 +129,13 @@ def test_the_reader_uses_the_lexnames_and_the_sense_index(wordnet: Any) -> None:
 
 def test_default_wordnet_lays_out_the_default_directory(monkeypatch: pytest.MonkeyPatch, wordnet: Any) -> None:
     data_dir = Path(wordnet.root.path).parents[1]
-    monkeypatch.setattr(text, "DEFAULT_NLTK_DATA", data_dir)
-    text.default_wordnet.cache_clear()
+    monkeypatch.setattr(wordnet_module, "DEFAULT_NLTK_DATA", data_dir)
+    wordnet_module.default_wordnet.cache_clear()
     try:
-        assert text.default_wordnet() is wordnet  # same corpus directory: the cached reader
+        assert wordnet_module.default_wordnet() is wordnet  # same corpus directory: the cached reader
         assert text.synonym(SENTENCES[0], 3, 0) == text.synonym(SENTENCES[0], 3, 0, wordnet)
     finally:
-        text.default_wordnet.cache_clear()
+        wordnet_module.default_wordnet.cache_clear()
 
 
 # --- synonym ------------------------------------------------------------------------------------------

@@ -309,10 +309,46 @@ def test_real_outputs(tmp_path):
     if records.exists() and recapture.exists():
         from pipeline.paired import read_records
 
-        for model, table in priority_lists(read_records(records), read_records(recapture), BUDGETS).items():
+        lists = priority_lists(read_records(records), read_records(recapture), BUDGETS)
+        for model, table in lists.items():
             (tmp_path / "priority" / "digits").mkdir(parents=True, exist_ok=True)
             table.to_csv(tmp_path / "priority" / "digits" / f"{model}.csv", index=False)
+        cells = REAL / "paired" / "digits" / "screening" / "cells.parquet"
+        if cells.exists():                                 # the screening stage's own coverage of -U, per model
+            cells = pd.read_parquet(cells)
+            screened = cells[cells["score"] == "neg_U"].groupby("model")[[f"coverage_{q:g}" for q in BUDGETS]].mean()
+            for model, table in lists.items():
+                assert table[screened.columns].iloc[0].to_numpy() == pytest.approx(screened.loc[model].to_numpy())
     html = render_report(REAL, tmp_path, repo=ROOT)
     page = check_page(html, tmp_path)
     assert any(i.startswith("benchmark-") for i in page.ids)
     assert len(html.encode()) < 5e6
+
+
+def test_priority_lists_passed_or_read_give_one_page(synthetic_outputs):
+    outputs, page_dir = synthetic_outputs
+    fixed = {"run": {}, "pinned": {}}
+    syn, real = _records()
+    passed = render_report(outputs, page_dir, priority={"src": priority_lists(syn, real, BUDGETS)}, provenance=fixed)
+    assert passed == render_report(outputs, page_dir, provenance=fixed)
+    header, *rows = Page(passed).tables["priority-src"]
+    assert header == ["model", "images", *(f"expected coverage, q = {q:g}" for q in BUDGETS)]
+    assert [r[0] for r in rows] == ["m1", "m2"]
+
+
+def test_the_stage_keeps_run_dependent_provenance_out_of_the_page(synthetic_outputs):
+    """With `run_script`, the page names the script and holds no run-dependent value: it is the same bytes on
+    every machine and run (DVC records its md5); the script carries the commit, machine and time."""
+    import json as _json
+
+    from pipeline.report.provenance import run_script
+
+    outputs, page_dir = synthetic_outputs
+    fixed = {"run": {"git commit": "commit-3f9e", "built at (UTC)": "when-1"}, "versions": {"numpy": "1"}, "pinned": {"OMP_NUM_THREADS": "1"}}
+    html = render_report(outputs, page_dir, provenance=fixed, run_script="../timings/report/provenance.js")
+    assert '<script src="../timings/report/provenance.js"></script>' in html and 'id="run-provenance"' in html
+    assert "data-run-dependent" not in html and "commit-3f9e" not in html and "when-1" not in html and "<dd>1</dd>" in html
+    later = {**fixed, "run": {"git commit": "def", "built at (UTC)": "later"}}
+    assert html == render_report(outputs, page_dir, provenance=later, run_script="../timings/report/provenance.js")
+    script = run_script(fixed["run"])
+    assert _json.loads(script[script.index("{", script.index("var run")):script.index("};") + 1]) == fixed["run"]

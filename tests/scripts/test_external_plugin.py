@@ -144,3 +144,25 @@ def test_dvc_yaml_lists_the_plug_in_source_as_a_dependency(user, tmp_path, monke
     for name, stage in body.items():
         assert (set(expected) <= set(stage.get("deps", []))) == (name in stages.PLUGIN_STAGES), name
     assert stages.plugin_deps(ROOT / "params.yaml") == []  # the embedded default: no plug-in outside the project
+
+
+def test_params_mode_as_dvc_exp_run_composes_it(user, tmp_path, monkeypatch, capsys):
+    """`dvc exp run -S model=external -S model._target_=... -S +model.num_classes=10` composes conf/ with the
+    overrides into params.yaml (`[hydra] enabled` in .dvc/config), then runs each stage with no arguments:
+    the same composition, saved as params.yaml, runs `prepare` in params mode."""
+    import importlib
+
+    from omegaconf import OmegaConf
+
+    entry = importlib.import_module("scripts._entry")
+    monkeypatch.syspath_prepend(str(user))
+    composed = entry.compose_conf(["benchmark=tiny", "model=external", "model._target_=my_pkg.models.MyModel",
+                                   "+model.num_classes=10", "benchmark.name=tiny_dvc"])
+    OmegaConf.save(composed, tmp_path / "params.yaml")
+    monkeypatch.setattr(entry, "PARAMS", tmp_path / "params.yaml")
+    monkeypatch.setattr(sys, "argv", [str(ROOT / "scripts" / "prepare.py"), "--params", f"paths.data={user}/data",
+                                      f"paths.outputs={user}/outputs"])
+    entry.run_stage(importlib.import_module("scripts.prepare").main)
+    assert (user / "data" / "tiny_dvc" / "features.pt").is_file() and not (user / "data" / "tiny_dvc" / "model.pt").exists()
+    metrics = json.loads((user / "outputs" / "prepare" / "tiny_dvc.json").read_text())
+    assert "features_test_accuracy" in metrics and not any(k.startswith("model_") for k in metrics)  # nothing trained
