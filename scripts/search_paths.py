@@ -5,15 +5,15 @@ from typing import Any, Iterator
 
 import pandas as pd
 
+from pipeline.config import search_budget
 from pipeline.search import method_class
-from pipeline.search.budget import search_budget
 from pipeline.search.tables import Problem, problems_with_traces, read_groundtruth
 from pipeline.space import Space
 from scripts.paths import outputs, table_path, traces_dir
 
 
 def budget(cfg, space_size: int) -> int:
-    """B of `pipeline.search.budget.search_budget`: `search.budget` if set, else `search.budget_factor` × |Θ|."""
+    """B of `pipeline.config.search_budget`: `search.budget` if set, else `search.budget_factor` × |Θ|."""
     return search_budget(space_size, cfg.search.budget, cfg.search.budget_factor)
 
 

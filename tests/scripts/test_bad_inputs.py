@@ -50,6 +50,11 @@ def run_here(folder: Path, mode: str, script: str, overrides: tuple[str, ...], m
     return exit_.value.code, capsys.readouterr().err
 
 
+def beside_repository() -> list[str]:
+    """The top-level names of the repository, but pytest's own cache (which a concurrent worker may create)."""
+    return sorted(p.name for p in ROOT.iterdir() if p.name != ".pytest_cache")
+
+
 def snapshot(folder: Path) -> dict[str, str]:
     return {str(p.relative_to(folder)): hashlib.md5(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
 
@@ -79,7 +84,7 @@ def assert_rejected(folder: Path, mode: str, script: str, overrides: tuple[str, 
                     capsys=None) -> None:
     """Exit 2, one line naming what is wrong, no file created or changed. In this process when given
     pytest's monkeypatch and capsys, else as a separate process."""
-    before, top = snapshot(folder), sorted(p.name for p in ROOT.iterdir())
+    before, top = snapshot(folder), beside_repository()
     if monkeypatch is None:
         proc = run(folder, mode, script, *overrides)
         code, err = proc.returncode, proc.stderr
@@ -90,7 +95,7 @@ def assert_rejected(folder: Path, mode: str, script: str, overrides: tuple[str, 
     assert len(lines) == 1 and lines[0].startswith("error: "), err
     assert expected in lines[0], lines[0]
     assert snapshot(folder) == before, "no file under outputs/ or data/ may be created or changed"
-    assert sorted(p.name for p in ROOT.iterdir()) == top, "nothing written beside the repository either"
+    assert beside_repository() == top, "nothing written beside the repository either"
 
 
 SETTINGS = [  # (script, override, what the line must say); each runs in both modes
