@@ -151,3 +151,8 @@ def report_dir(cfg) -> Path:
 def report_provenance(cfg) -> Path:
     """The report's run-dependent provenance (commit, machine, time), a script the page loads: beside the timings."""
     return outputs(cfg) / "timings" / "report" / "provenance.js"
+
+
+def headline_path(cfg) -> Path:
+    """The headline metrics of a run (`pipeline.report.headline`): the only DVC metrics file (stage `report`)."""
+    return outputs(cfg) / "headline.json"

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 
-from pipeline.io import write_text
+from pipeline.io import write_json, write_text
 from pipeline.paired import read_records
 from pipeline.report import priority_lists, render_report
+from pipeline.report.headline import headline_metrics
 from pipeline.report.provenance import collect_provenance, run_script
 from scripts._entry import compose_conf, plain, run_stage
 from scripts.paired_paths import read_validated_records
-from scripts.paths import ROOT, outputs, recapture_path, report_dir, report_provenance, sibling
+from scripts.paths import ROOT, headline_path, outputs, recapture_path, report_dir, report_provenance, sibling
 
 
 def models(cfg) -> dict[str, str]:
@@ -46,6 +47,9 @@ def main(cfg) -> None:
         for model, table in lists.items():
             write_text(table.to_csv(index=False), out / "priority" / source / f"{model}.csv")
         print(f"wrote {len(lists)} priority lists under {out / 'priority' / source}")
+    headline = headline_metrics(outputs(cfg), list(benchmarks), list(dict.fromkeys([spec["source"], *cfg.paired_suite])),
+                                list(priority))
+    write_json(headline, headline_path(cfg))
     write_text(run_script(provenance["run"]), report_provenance(cfg))  # beside the timings: it changes every run
     write_text(html, out / "index.html")
     print(f"wrote {out / 'index.html'} ({len(html.encode()) / 1e6:.2f} MB)")

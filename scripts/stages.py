@@ -28,6 +28,7 @@ from scripts.paths import (
     fuzz_dir,
     fuzz_figures,
     groundtruth_figures,
+    headline_path,
     outputs,
     paired_dir,
     paired_figures,
@@ -99,7 +100,8 @@ class Stage:
     after: Paths = lambda cfg: []         # outputs of stages to run first that the script does without (DVC order only)
     outs: Paths = lambda cfg: []          # cached in DVC
     committed: Paths = lambda cfg: []     # small outputs kept in git (cache: false)
-    metrics: Paths = lambda cfg: []
+    metrics: Paths = lambda cfg: []       # small JSON summaries, kept in git (cache: false); not DVC metrics
+    headline: Paths = lambda cfg: []      # the DVC metrics (`dvc metrics show`): the report's headline numbers only
     plots: Paths = lambda cfg: []
     args: str = ""
     checks_inputs: bool = True            # False: the script checks its inputs itself (they depend on a mode)
@@ -127,10 +129,10 @@ class Stage:
             out["params"] = params
         if self.outs(cfg):
             out["outs"] = rel(self.outs(cfg))
-        uncached = [{p: {"cache": False}} for p in rel(self.committed(cfg))]
+        uncached = [{p: {"cache": False}} for p in rel(self.committed(cfg)) + rel(self.metrics(cfg))]
         if uncached:
             out.setdefault("outs", []).extend(uncached)
-        for kind, paths in (("metrics", self.metrics(cfg)), ("plots", self.plots(cfg))):
+        for kind, paths in (("metrics", self.headline(cfg)), ("plots", self.plots(cfg))):
             if paths:
                 out[kind] = [{p: {"cache": False}} for p in rel(paths)]
         return out
@@ -219,7 +221,7 @@ STAGES: list[Stage] = [
           deps=lambda cfg: [outputs(cfg) / d for d in ("groundtruth", "prepare", "search_summary", "paired", "fuzz",
                                                        "figures/groundtruth", "figures/paired", "figures/screening", "figures/fuzz")]
           + [records_path(cfg), recapture_path(cfg), ROOT / "conf" / "benchmark", ROOT / "conf" / "model"],
-          committed=lambda cfg: [report_dir(cfg)]),
+          committed=lambda cfg: [report_dir(cfg)], headline=lambda cfg: [headline_path(cfg)]),
 ]
 
 

@@ -2,13 +2,13 @@
 // the same bytes on every machine and run (pipeline/report/provenance.py).
 (function () {
   var run = {
-  "git commit": "8d3ff243275ad5dee40a4863da2d9318e8e208e2",
-  "dvc.lock sha256": "4a5f39a66e39cbe505ceb5136226ab311033b0e473776a0ae747e896cc8c933d",
+  "git commit": "184cb545e6744698641331d572a797378688f025",
+  "dvc.lock sha256": "b88be93d885247644bc8b63a86af34e42d0c02d4749197fa41b954454c1f24b8",
   "python": "3.11.7",
   "machine": "Linux-6.18.44-fc-v657-x86_64-with-glibc2.36",
   "processor": "x86_64",
   "cpu count": "2",
-  "built at (UTC)": "2026-12-01 18:10:30"
+  "built at (UTC)": "2026-12-01 18:31:04"
 };
   var list = document.getElementById('run-provenance');
   Object.keys(run).forEach(function (key) {
