@@ -341,8 +341,6 @@ def test_priority_lists_passed_or_read_give_one_page(synthetic_outputs):
 def test_the_stage_keeps_run_dependent_provenance_out_of_the_page(synthetic_outputs):
     """With `run_script`, the page names the script and holds no run-dependent value: it is the same bytes on
     every machine and run (DVC records its md5); the script carries the commit, machine and time."""
-    import json as _json
-
     from pipeline.report.provenance import run_script
 
     outputs, page_dir = synthetic_outputs
@@ -353,31 +351,29 @@ def test_the_stage_keeps_run_dependent_provenance_out_of_the_page(synthetic_outp
     later = {**fixed, "run": {"git commit": "def", "built at (UTC)": "later"}}
     assert html == render_report(outputs, page_dir, provenance=later, run_script="../timings/report/provenance.js")
     script = run_script(fixed["run"])
-    assert _json.loads(script[script.index("{", script.index("var run")):script.index("};") + 1]) == fixed["run"]
+    assert json.loads(script[script.index("{", script.index("var run")):script.index("};") + 1]) == fixed["run"]
 
 
 def test_headline_metrics_are_few_and_are_the_tables_numbers(tmp_path):
     """`dvc metrics show` lists the headline file only: at most about 80 numbers, each read from its table."""
-    import json as _json
-
     from pipeline.report.headline import count_values, headline_metrics
 
     out = tmp_path / "outputs"
     (out / "groundtruth").mkdir(parents=True)
     (out / "search_summary").mkdir()
     (out / "paired" / "src" / "screening").mkdir(parents=True)
-    (out / "groundtruth" / "b.summary.json").write_text(_json.dumps(
+    (out / "groundtruth" / "b.summary.json").write_text(json.dumps(
         {"benchmark": "b", "clean_accuracy": 0.9, "pareto": {"m": {"size": 5}}, "space_size": 9}))
     pd.DataFrame({"benchmark": ["b", "b"], "metric": ["m", "m"], "method": ["testnav", "pnd"], "auc_mean": [0.6, 0.8]}).to_csv(
         out / "search_summary" / "table2.csv", index=False)
     pd.DataFrame({"benchmark": ["b"], "metric": ["m"], "method": ["testnav"], "u_full_mean": [7.5]}).to_csv(
         out / "search_summary" / "recovery.csv", index=False)
-    (out / "paired" / "src" / "bounds.json").write_text(_json.dumps({"widths": {"dM_k": {"W0": 0.3, "W1": 0.2, "W2": 0.1}}}))
+    (out / "paired" / "src" / "bounds.json").write_text(json.dumps({"widths": {"dM_k": {"W0": 0.3, "W1": 0.2, "W2": 0.1}}}))
     mild = {"auroc_U": 0.9, "auroc_S": 0.7, "coverage_0.2_U": 0.5, "coverage_0.2_S": 0.4}
-    (out / "paired" / "src" / "screening" / "metrics.json").write_text(_json.dumps({"headline": {"mild": mild}}))
+    (out / "paired" / "src" / "screening" / "metrics.json").write_text(json.dumps({"headline": {"mild": mild}}))
     head = headline_metrics(out, ["b"], ["src"], ["src"])
     assert head["benchmarks"]["b"] == {"clean": 0.9, "pareto_size": {"m": 5},
                                        "m": {"testnav": {"auc": 0.6, "u_full": 7.5}, "pnd": {"auc": 0.8, "u_full": None}}}
     assert head["paired"]["src"] == {"W0": 0.3, "W1": 0.2, "W2": 0.1} and head["screening"]["src"] == mild
     if (REAL / "headline.json").exists():  # the real run: four benchmarks, two paired sources, one screening
-        assert count_values(_json.loads((REAL / "headline.json").read_text())) <= 80
+        assert count_values(json.loads((REAL / "headline.json").read_text())) <= 80
