@@ -56,6 +56,11 @@ SEARCH_METHODS: Registry = Registry("search method", {
     "rho_only": Entry("pipeline.search.evolution:RhoOnly", {"population": True}),
     "coverage": Entry("pipeline.search.coverage:CoverageSearch", {"population": False}),
     "pnd": Entry("pipeline.search.pnd:ParetoProbability", {"population": False}),
+    "optuna_nsga2": Entry("pipeline.search.optuna_samplers:OptunaNSGA2", {"population": False}),
+    "optuna_tpe": Entry("pipeline.search.optuna_samplers:OptunaTPE", {"population": False}),
+    "optuna_gp": Entry("pipeline.search.optuna_samplers:OptunaGP", {"population": False}),
+    "botorch_qlognehvi": Entry("pipeline.search.botorch_ehvi:BoTorchQLogNEHVI", {"population": False}),
+    "epal": Entry("pipeline.search.epal:EpsilonPAL", {"population": False}),
     **{n: Entry("pipeline.search.guided:guided_method", {"population": True}, (n,)) for n in _ADEQUACY_LABELS},
 })
 SELECTIONS = ("dominance", "rank_crowding")  # NSGA-II parent selection (`pipeline.search.variation.TOURNAMENTS`)

@@ -114,6 +114,14 @@ class Registry(Generic[T]):
         """Registered names, in registration order."""
         return list(self._entries)
 
+    def modules(self) -> list[str]:
+        """The modules that define the entries (without importing them), sorted: the code roots whose
+        sources key a stage that may run any entry (`pipeline.fingerprint.source_fingerprint`)."""
+        def module(target: Any) -> str:
+            return target.partition(":")[0] if isinstance(target, str) else target.__module__
+
+        return sorted({module(e.target) for e in self._entries.values()})
+
     def items(self) -> list[tuple[str, T]]:
         """(name, entry) pairs, every entry imported."""
         return [(n, self.get(n)) for n in self._entries]

@@ -6,35 +6,33 @@
     python scripts/search.py search.mode=live         # no ground truth: run the benchmark itself, write R
 
 Table mode writes outputs/search/<benchmark>/<metric>/<method>/seed=<k>.parquet. Finished runs live in a
-resume store (data/cache/store/search/<benchmark>.sqlite) keyed by the run's spec (method, seed, B,
+resume store (data/cache/store/search/<benchmark>.sqlite) keyed by the run's spec (method, seed, B, q,
 hyperparameters, a digest of the ground truth), the search code and the library versions, so a killed
-run resumes and a changed setting or code is redone. Live mode uses raw δ and ρ (normalising needs all of Θ) and
-writes outputs/search_live/<benchmark>/<metric>/<method>/seed=<k>.{trace,ranked}.parquet.
+run resumes and a changed setting or code is redone. Live mode uses raw δ and ρ (normalising needs all of Θ),
+runs `search.recommended` with its stopping rule unless `search.live.methods` names others, evaluates
+each round's q configurations in parallel (`search.live.executor`), keeps every evaluation in
+data/cache/store/search_live/<benchmark>.sqlite (a killed run resumes), and writes
+outputs/search_live/<benchmark>/<metric>/<method>/seed=<k>.{trace,ranked}.parquet.
 """
 from __future__ import annotations
 
-import functools
 import json
 
-from pipeline.fingerprint import stage_fingerprint, unit_key
+from omegaconf import OmegaConf
+
+from pipeline.config.search import live_methods
+from pipeline.fingerprint import unit_key
 from pipeline.io import parquet_bytes, read_parquet_bytes, write_parquet
 from pipeline.plugins import check_plugins
 from pipeline.search import LiveOracle, TableOracle, method_class, rank_evaluated, run_search
 from pipeline.search.ground_truth import GroundTruth
-from pipeline.search.parallel import map_runs
-from pipeline.search.tables import CODE, column_digest, ground_truth_digest
+from pipeline.search.parallel import map_runs, n_workers
+from pipeline.search.tables import column_digest, ground_truth_digest, search_fingerprint
 from pipeline.space import Space
 from pipeline.store import ResumeStore, run_cached
 from scripts._entry import benchmark_spec, run_stage
-from scripts.paths import data_dir, live_path, store_path, table_path, trace_path
+from scripts.paths import asset_digest, data_dir, live_path, store_path, table_path, trace_path
 from scripts.search_paths import budget, groundtruth, hyperparameters, metrics_of
-
-
-def build_benchmark(spec, data_dir):
-    """The live benchmark (imported here: model and metric libraries are slow to import, and table mode needs none)."""
-    from pipeline.builders import build_benchmark as build
-
-    return build(spec, data_dir)
 
 
 def run_table(cfg) -> None:
@@ -44,7 +42,7 @@ def run_table(cfg) -> None:
         raise ValueError(f"no ground-truth table {path}; run `dvc repro groundtruth` first, or use search.mode=live")
     table = groundtruth(cfg)
     space = Space(tuple(cfg.benchmark.perturbations), int(cfg.benchmark.levels))
-    code = stage_fingerprint(None, CODE)
+    code = search_fingerprint()
     jobs, paths, keys = [], [], []
     guided = [m for m in cfg.search.methods if method_class(m).guide]
     absent = [m for m in guided if method_class(m).guide not in table.columns]
@@ -59,7 +57,8 @@ def run_table(cfg) -> None:
             oracle = TableOracle.from_table(table, space, delta=guide, rho=f"rho_{metric}_norm") if guide else problem.oracle
             extra = dict(guide=column_digest(table, guide)) if guide else {}
             for seed in range(int(cfg.search.seeds)):
-                job = dict(method=method, seed=seed, budget=budget(cfg, space.size), **hyperparameters(cfg, method))
+                job = dict(method=method, seed=seed, budget=budget(cfg, space.size), batch_size=int(cfg.search.batch_size),
+                           **hyperparameters(cfg, method))
                 jobs.append(dict(job, oracle=oracle, space=space, truth=problem.oracle if guide else None))
                 keys.append(unit_key(code, dict(job, benchmark=name, metric=metric, ground_truth=digest, **extra)))
                 paths.append(trace_path(cfg, name, metric, method, seed))
@@ -77,22 +76,35 @@ def run_table(cfg) -> None:
 
 
 def run_live(cfg) -> None:
+    """Each live method × seed × metric on the benchmark itself: rounds of q configurations evaluated in
+    parallel (`pipeline.live_evaluation`), every evaluation kept in a resume store, so a killed run resumes."""
+    from pipeline.groundtruth import table_fingerprint  # benchmark code: slow to import, and table mode needs none
+    from pipeline.live_evaluation import LiveEvaluator
+
     spec = benchmark_spec(cfg)
     check_plugins(spec)
-    bench = build_benchmark(spec, data_dir(cfg))
-    evaluate = functools.lru_cache(maxsize=None)(bench.evaluate)  # one benchmark evaluation serves every metric
     live = cfg.search.live
-    for metric in metrics_of(cfg):
-        oracle = LiveOracle.from_benchmark(evaluate, metric)
-        for method in live.methods:
-            for seed in range(int(live.seeds)):
-                B = int(live.budget) if live.get("budget") else budget(cfg, bench.space.size)
-                trace = run_search(method, oracle, bench.space, B, seed, **hyperparameters(cfg, method))
-                write_parquet(trace, live_path(cfg, spec["name"], metric, method, seed, "trace"))
-                ranked = rank_evaluated(trace, bench.space)
-                write_parquet(ranked, live_path(cfg, spec["name"], metric, method, seed, "ranked"))
-                print(json.dumps({"metric": metric, "method": method, "seed": seed, "proposals": len(trace),
-                                  "evaluated": int(trace["u"].iloc[-1]), "front": int((ranked["rank"] == 0).sum())}))
+    space = Space(tuple(spec["perturbations"]), int(spec["levels"]))
+    q = int(live.batch_size)
+    fingerprint = table_fingerprint(spec, asset_digest(data_dir(cfg)))
+    with ResumeStore(store_path(cfg, "search_live", spec["name"])) as store:
+        evaluate = LiveEvaluator(spec, data_dir(cfg), store, fingerprint, executor=live.executor,
+                                 workers=min(q, n_workers(int(cfg.workers))), submitit=OmegaConf.to_container(live.submitit),
+                                 folder=store_path(cfg, "search_live", spec["name"]).with_suffix(".jobs"))
+        for metric in metrics_of(cfg):
+            oracle = LiveOracle.from_benchmark(evaluate, metric)
+            for method in live_methods(cfg.search):
+                for seed in range(int(live.seeds)):
+                    B = int(live.budget) if live.get("budget") else budget(cfg, space.size)
+                    trace = run_search(method, oracle, space, B, seed, batch_size=q, **hyperparameters(cfg, method, live=True))
+                    write_parquet(trace, live_path(cfg, spec["name"], metric, method, seed, "trace"))
+                    ranked = rank_evaluated(trace, space)
+                    write_parquet(ranked, live_path(cfg, spec["name"], metric, method, seed, "ranked"))
+                    estimate = float(trace["est_recall"].iloc[-1]) if "est_recall" in trace else None
+                    print(json.dumps({"metric": metric, "method": method, "seed": seed, "proposals": len(trace),
+                                      "rounds": int(trace["round"].iloc[-1]), "evaluated": int(trace["u"].iloc[-1]),
+                                      "front": int((ranked["rank"] == 0).sum()), "est_recall": estimate,
+                                      "computed_now": evaluate.evaluated}))
 
 
 def main(cfg) -> None:

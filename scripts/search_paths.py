@@ -1,7 +1,8 @@
 """What the search stages (search, search_summary, tune, plot_recall) take from the config and read."""
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pandas as pd
 
@@ -17,9 +18,11 @@ def budget(cfg, space_size: int) -> int:
     return search_budget(space_size, cfg.search.budget, cfg.search.budget_factor)
 
 
-def hyperparameters(cfg, method: str) -> dict[str, Any]:
-    """The `search.*` values of the hyperparameters `method` accepts (none for Random and Greedy)."""
-    return {k: cfg.search[k] for k in method_class(method).hyperparameters()}
+def hyperparameters(cfg, method: str, live: bool = False) -> dict[str, Any]:
+    """The `search.*` values of the hyperparameters `method` accepts (none for Random and Greedy); with
+    `live`, `search.live.*` where it sets one (the stopping rule)."""
+    source = {**cfg.search, **(cfg.search.live if live else {})}
+    return {k: source[k] for k in method_class(method).hyperparameters()}
 
 
 def metrics_of(cfg) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Callable
 import yaml
 from omegaconf import OmegaConf
 
-from pipeline.catalog import FUZZ_ADAPTERS
+from pipeline.catalog import FUZZ_ADAPTERS, SEARCH_METHODS
 from pipeline.fingerprint import module_closure
 from pipeline.io import write_text
 from scripts.paths import (
@@ -45,6 +45,8 @@ from scripts.paths import (
     traces_dir,
     tune_dir,
 )
+
+SEARCH_CODE = ("pipeline.search", *SEARCH_METHODS.modules())  # as `pipeline.search.tables.CODE`, without importing it
 
 Paths = Callable[[object], list[Path]]
 SCREENING_TABLES = ("table16", "table17", "table18", "table19", "table20", "table21", "table23", "table24", "table25",
@@ -106,6 +108,7 @@ class Stage:
     args: str = ""
     checks_inputs: bool = True            # False: the script checks its inputs itself (they depend on a mode)
     suite: Suite | None = None            # also run once per item of that suite (`<name>_suite@<item>`)
+    code: tuple[str, ...] = ()            # modules it runs that no import reaches (a catalog's entries), beside its script's closure
 
     def runs_with(self, script: str, cfg) -> bool:
         """Whether `python scripts/<script>.py` under `cfg` is this stage (its `--params` keys match)."""
@@ -119,7 +122,7 @@ class Stage:
         each = self.suite if suite else None
         cfg = Template(fixed={each.template: "${item}"} if each else None)
         rel = lambda paths: [str(Path(p).relative_to(ROOT)) for p in paths]  # noqa: E731
-        code = rel(module_closure([f"scripts.{self.script}"]))
+        code = rel(module_closure([f"scripts.{self.script}", *self.code]))
         args = f"--params {each.group}=${{item}} {self.args.removeprefix('--params')}".strip() if each else self.args
         params = [p for p in self.params if p.split(".")[0] not in each.own] if each else list(self.params)
         conf = list(each.conf) if each else []
@@ -167,7 +170,7 @@ STAGES: list[Stage] = [
           committed=lambda cfg: [groundtruth_figures(cfg)], suite=BENCHMARKS),
     Stage("search", "search", ("benchmark.name", "benchmark.perturbations", "benchmark.levels", "fidelity", "search"),
           deps=lambda cfg: [table_path(cfg)], outs=lambda cfg: [traces_dir(cfg, str(cfg.benchmark.name))], checks_inputs=False,
-          suite=BENCHMARKS),
+          suite=BENCHMARKS, code=SEARCH_CODE),
     # the summaries read every benchmark's tables and traces: the folders that hold them
     Stage("search_summary", "search_summary", ("search.table2_methods", "search.summary_benchmarks", "report"),
           deps=lambda cfg: [outputs(cfg) / "search", outputs(cfg) / "groundtruth"],
@@ -181,7 +184,7 @@ STAGES: list[Stage] = [
           plots=lambda cfg: [outputs(cfg) / "figures" / f"search_{f}.png" for f in ("recall", "single_objective", "adequacy")]),
     Stage("tune", "tune", ("search.tune", "search.budget_factor"), deps=lambda cfg: [table_path(cfg)],
           outs=lambda cfg: [tune_dir(cfg) / "grid.parquet"], committed=lambda cfg: [tune_dir(cfg) / "grid.csv"],
-          metrics=lambda cfg: [tune_dir(cfg) / "choice.json"]),
+          metrics=lambda cfg: [tune_dir(cfg) / "choice.json"], code=SEARCH_CODE),
     Stage("records", "records", ("paired.source", "paired.records"), outs=lambda cfg: [records_path(cfg)],
           metrics=lambda cfg: [sibling(records_path(cfg), ".json")], suite=PAIRED_SOURCES),
     Stage("bounds", "bounds", ("paired.source", "paired.clean_coverage", "paired.policy_coverages"),

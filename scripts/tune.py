@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipeline.fingerprint import stage_fingerprint, unit_key
+from pipeline.fingerprint import unit_key
 from pipeline.io import parquet_bytes, read_parquet_bytes, write_json, write_parquet, write_text
 from pipeline.search.ground_truth import GroundTruth, table_metrics
-from pipeline.search.tables import CODE, ground_truth_digest
+from pipeline.search.tables import ground_truth_digest, search_fingerprint
 from pipeline.search.tuning import HYPERPARAMETERS, grid, grid_cells, select_setting, setting_scores, tie_report
 from pipeline.store import ResumeStore, run_cached
 from scripts._entry import run_stage
@@ -66,7 +66,7 @@ def main(cfg) -> None:
         settings = [{k: cfg.search[k] for k in HYPERPARAMETERS}]
     else:
         settings = grid(list(tune.eta_c), list(tune.eta_m), list(tune.mu))
-    code = stage_fingerprint(None, CODE)
+    code = search_fingerprint()
     keys = [unit_key(code, cell_spec(cfg, s, problems, seeds)) for s in settings]
     with ResumeStore(store_path(cfg, "tune", cfg.benchmark.name)) as store:
         pending = sum(not store.has(k) for k in keys)

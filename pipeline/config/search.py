@@ -3,7 +3,7 @@ TestNav §3.3 / §4.1, live search and the tuning grid; the derived μ and B."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,13 +27,18 @@ from pipeline.registry import is_import_path
 PAPER_MU = 110
 PAPER_TUNE_MU = (20, 50, 80, 110)
 SEARCH_MODES = ("table", "live")
+LIVE_EXECUTORS = ("serial", "processes", "submitit_local", "submitit_slurm")  # `pipeline.live_evaluation.EXECUTORS`
 
 
 @dataclass
 class LiveSearchConfig:
-    methods: list[str] = MISSING
+    methods: list[str] | None = MISSING
     seeds: int = MISSING
     budget: int | None = MISSING
+    batch_size: int = MISSING
+    stop_at_recall: float | None = MISSING
+    executor: str = MISSING
+    submitit: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -51,6 +56,7 @@ class SearchConfig:
     """`search`: methods, seeds, budget and the evolutionary hyperparameters; `live`, `tune`."""
 
     mode: str = MISSING
+    recommended: str = MISSING
     methods: list[str] = MISSING
     metrics: list[str] | None = MISSING
     seeds: int = MISSING
@@ -61,6 +67,8 @@ class SearchConfig:
     mu: int | None = MISSING
     selection: str = MISSING
     eliminate_duplicates: bool = MISSING
+    batch_size: int = MISSING
+    stop_at_recall: float | None = MISSING
     live: LiveSearchConfig = field(default_factory=LiveSearchConfig)
     table2_methods: list[str] = MISSING
     fig3_methods: list[str] = MISSING
@@ -93,6 +101,16 @@ def _population_methods(methods: Sequence[str]) -> list[str]:
     return [m for m in methods if SEARCH_METHODS.facts(m).get("population")]
 
 
+def live_methods(s: Mapping[str, Any]) -> list[str]:
+    """The methods live search runs: `search.live.methods`, or the recommended method when that is null."""
+    return list(s["live"]["methods"]) if s["live"]["methods"] is not None else [s["recommended"]]
+
+
+def _stopping(key: str, value: float | None) -> None:
+    if value is not None and not 0 < value <= 1:
+        raise ConfigError(key, value, "null (no stopping rule) or a recall in (0, 1]: stop when the method's own estimate reaches it")
+
+
 def _methods(key: str, values: list[str], valid: list[str]) -> None:
     """Distinct search methods, each a catalog name or a plug-in's import path (`my_pkg.search:MySearch`, a
     subclass of `pipeline.search.base.Method`, checked when the stage loads it)."""
@@ -110,6 +128,10 @@ def check_search(s: dict[str, Any], bench: dict[str, Any], fidelity: list[str], 
     choice("search.mode", s["mode"], SEARCH_MODES)
     choice("search.selection", s["selection"], list(SELECTIONS), " (NSGA-II parent selection)")
     _methods("search.methods", s["methods"], valid)
+    if not is_import_path(s["recommended"]):
+        choice("search.recommended", s["recommended"], valid, " (the method live search runs by default)")
+    at_least("search.batch_size", s["batch_size"], 1, " (configurations evaluated per round)")
+    _stopping("search.stop_at_recall", s["stop_at_recall"])
     if s["metrics"] is not None:
         distinct_names("search.metrics", s["metrics"], fidelity, "fidelity metrics", " (search.metrics ⊆ fidelity)")
     at_least("search.seeds", s["seeds"], 1)
@@ -127,10 +149,14 @@ def check_search(s: dict[str, Any], bench: dict[str, Any], fidelity: list[str], 
         raise ConfigError("search.budget", s["budget"], f"null or an integer ≥ search.mu = {mu} ({', '.join(population)} "
                           "start with a population of μ proposals)")
     live = s["live"]
-    _methods("search.live.methods", live["methods"], valid)
+    if live["methods"] is not None:
+        _methods("search.live.methods", live["methods"], valid)
     at_least("search.live.seeds", live["seeds"], 1)
     optional_at_least("search.live.budget", live["budget"], 1, f"the table-mode B = {budget}")
-    population = _population_methods(live["methods"])
+    at_least("search.live.batch_size", live["batch_size"], 1, " (configurations evaluated in parallel per round)")
+    _stopping("search.live.stop_at_recall", live["stop_at_recall"])
+    choice("search.live.executor", live["executor"], LIVE_EXECUTORS, " (where a round's configurations are evaluated)")
+    population = _population_methods(live_methods(s))
     if population and live["budget"] is not None and live["budget"] < mu:
         raise ConfigError("search.live.budget", live["budget"], f"null or an integer ≥ search.mu = {mu} ({', '.join(population)} "
                           "start with a population of μ proposals)")

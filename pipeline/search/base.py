@@ -29,12 +29,15 @@ class Method(ABC):
         params = inspect.signature(cls.__init__).parameters
         return tuple(p for p in params if p != "self")
 
-    def run(self, oracle: Oracle, space: Space, budget: int, seed: int) -> pd.DataFrame:
-        """Search with proposal budget `budget` and RNG seed `seed`; return the trace (see `Ledger.trace`)."""
-        ledger = Ledger(oracle, space, budget)
+    def run(self, oracle: Oracle, space: Space, budget: int, seed: int, batch_size: int = 1) -> pd.DataFrame:
+        """Search with proposal budget `budget` and RNG seed `seed`, evaluating at most `batch_size`
+        configurations per round; return the trace (see `Ledger.trace`)."""
+        ledger = Ledger(oracle, space, budget, batch_size)
         self._do(ledger, space, np.random.default_rng(int(seed)))
         return ledger.trace()
 
     @abstractmethod
     def _do(self, ledger: Ledger, space: Space, rng: np.random.Generator) -> None:
-        """Make proposals through `ledger.propose` until the budget is spent or nothing is left."""
+        """Make proposals through `ledger.propose` until the budget is spent or nothing is left. A
+        method that chooses its next proposal from the last answers proposes `ledger.batch_size`
+        configurations per call to use q parallel workers (each call is at least one round)."""

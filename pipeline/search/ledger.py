@@ -4,6 +4,12 @@ Every proposal consumes one unit of the proposal budget B (the counter b). A con
 E, the set of evaluated configurations, is evaluated by the oracle and added to E; one already in E is
 served from the cache: it counts in b but not in u = |E|, the number of unique configurations
 evaluated (§4.1, "Search metrics"). The ledger records one trace row per proposal.
+
+Rounds (beyond the paper: parallel evaluation). With q workers (`batch_size`), the new configurations
+of one `propose` call are evaluated in rounds of at most q, one oracle batch each; every call starts a
+new round, because a method that calls again has waited for the answers. A proposal's `round` is the
+round its value became known (a cache hit: the round in progress, or the last one). Rounds to full
+recall measure wall-clock time in units of one parallel evaluation.
 """
 from __future__ import annotations
 
@@ -13,7 +19,7 @@ import pandas as pd
 from pipeline.search.oracle import Oracle
 from pipeline.space import Space
 
-TRACE_COLUMNS = ("b", "is_new", "u", "delta", "rho")
+TRACE_COLUMNS = ("b", "round", "is_new", "u", "delta", "rho", "est_recall")
 
 
 class Ledger:
@@ -23,21 +29,26 @@ class Ledger:
     some 10^7 configurations.
     """
 
-    def __init__(self, oracle: Oracle, space: Space, budget: int) -> None:
+    def __init__(self, oracle: Oracle, space: Space, budget: int, batch_size: int = 1) -> None:
         if int(budget) < 1:
             raise ValueError(f"the proposal budget B must be at least 1, got {budget}")
+        if int(batch_size) < 1:
+            raise ValueError(f"the batch size q (configurations evaluated per round) must be at least 1, got {batch_size}")
         clash = sorted(set(space.names) & set(TRACE_COLUMNS))
         if clash:
             raise ValueError(f"perturbation names {clash} clash with the trace columns {list(TRACE_COLUMNS)}; rename them")
-        self.oracle, self.space, self.budget = oracle, space, int(budget)
+        self.oracle, self.space, self.budget, self.batch_size = oracle, space, int(budget), int(batch_size)
         self.b = 0
         self.u = 0
+        self.round = 0
         self._seen = np.zeros(space.size, dtype=bool)
         self._cache = np.zeros((space.size, 2))
         self._thetas = np.zeros((self.budget, space.n_dims), dtype=np.int64)
         self._is_new = np.zeros(self.budget, dtype=bool)
         self._u = np.zeros(self.budget, dtype=np.int64)
         self._values = np.zeros((self.budget, 2))
+        self._round = np.zeros(self.budget, dtype=np.int64)
+        self._estimate = np.full(self.budget, np.nan)
 
     @property
     def remaining(self) -> int:
@@ -53,7 +64,8 @@ class Ledger:
 
         Returns the (k, 2) objectives (δ, ρ) of the k = min(len(thetas), B − b) proposals made; the
         rest are not proposed. Within one call, a configuration repeated after its first occurrence is
-        a cache hit like any other.
+        a cache hit like any other. The new configurations are evaluated in rounds of at most q (module
+        docstring), one `oracle.evaluate_batch` each.
         """
         thetas = np.asarray(thetas, dtype=np.int64).reshape(-1, self.space.n_dims)[: self.remaining]
         idx = self.space.indices(thetas)
@@ -64,25 +76,50 @@ class Ledger:
             first_occurrence = np.zeros(k, dtype=bool)
             first_occurrence[first] = True
             is_new &= first_occurrence
-            self._cache[idx[is_new]] = self.oracle.evaluate_batch(thetas[is_new])
-            self._seen[idx[is_new]] = True
+        new_rows = np.flatnonzero(is_new)
+        for start in range(0, len(new_rows), self.batch_size):
+            batch = new_rows[start : start + self.batch_size]
+            self._cache[idx[batch]] = self.oracle.evaluate_batch(thetas[batch])
+            self._seen[idx[batch]] = True
+        rounds = self.round + -(-np.cumsum(is_new) // self.batch_size)  # ⌈new so far / q⌉ rounds into this call
         values = self._cache[idx]
         rows = slice(self.b, self.b + k)
+        self._round[rows] = rounds
         self._thetas[rows] = thetas
         self._is_new[rows] = is_new
         self._u[rows] = self.u + np.cumsum(is_new)
         self._values[rows] = values
         self.b += k
         self.u += int(is_new.sum())
+        if len(new_rows):
+            self.round = int(rounds[-1])
         return values
 
+    def estimate(self, recall: float) -> None:
+        """Record the method's own estimate of Recall@P* after its latest proposal (the trace's
+        `est_recall`; NaN where a method gives none)."""
+        if self.b == 0:
+            raise ValueError("no proposal has been made yet, so there is nothing to estimate the recall of")
+        self._estimate[self.b - 1] = float(recall)
+
+    @property
+    def last_estimate(self) -> float:
+        """The latest recorded estimate of Recall@P*, NaN if none."""
+        done = self._estimate[: self.b]
+        known = done[~np.isnan(done)]
+        return float(known[-1]) if len(known) else float("nan")
+
     def trace(self) -> pd.DataFrame:
-        """One row per proposal made: b (1-based), θ (one column per dimension), is_new, u, δ, ρ."""
+        """One row per proposal made: b (1-based), θ (one column per dimension), round, is_new, u, δ, ρ,
+        and est_recall where the method recorded estimates (carried forward from its last one)."""
         n = self.b
         df = pd.DataFrame(self._thetas[:n], columns=list(self.space.names))
         df.insert(0, "b", np.arange(1, n + 1, dtype=np.int64))
+        df["round"] = self._round[:n]
         df["is_new"] = self._is_new[:n]
         df["u"] = self._u[:n]
         df["delta"] = self._values[:n, 0]
         df["rho"] = self._values[:n, 1]
+        if not np.isnan(self._estimate[:n]).all():
+            df["est_recall"] = pd.Series(self._estimate[:n]).ffill().to_numpy()
         return df

@@ -8,7 +8,7 @@ model, and caches its answers so a configuration is never evaluated twice.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -56,7 +56,7 @@ class TableOracle(Oracle):
         self.objectives = objectives
 
     @classmethod
-    def from_table(cls, table: pd.DataFrame, space: Space, delta: str = "delta_norm", rho: str = "rho_ssim_norm") -> "TableOracle":
+    def from_table(cls, table: pd.DataFrame, space: Space, delta: str = "delta_norm", rho: str = "rho_ssim_norm") -> TableOracle:
         """From a ground-truth DataFrame with one column per dimension (named `space.names`) and the
         objective columns `delta` and `rho`; every configuration of Θ must appear exactly once."""
         missing = [c for c in (*space.names, delta, rho) if c not in table.columns]
@@ -75,37 +75,51 @@ class TableOracle(Oracle):
         return self.objectives[self.space.indices(thetas)]
 
 
-class LiveOracle(Oracle):
-    """Wraps `evaluate(θ) -> (δ, ρ)` (θ passed as a tuple of ints) and caches every answer by θ.
+Many = Callable[[list[tuple[int, ...]]], Sequence[Sequence[float]]]
 
-    `calls` counts the times `evaluate` actually ran, i.e. the distinct configurations evaluated.
+
+class LiveOracle(Oracle):
+    """Wraps `evaluate_many([θ, …]) -> [(δ, ρ), …]` (each θ a tuple of ints) and caches every answer by θ.
+
+    One `evaluate_batch` call (one round of the ledger) passes all its configurations not yet cached to
+    `evaluate_many` at once, so an evaluator may run them in parallel. `calls` counts the configurations
+    `evaluate_many` was asked for, i.e. the distinct configurations evaluated.
     """
 
-    def __init__(self, evaluate: Callable[[tuple[int, ...]], Sequence[float]]) -> None:
-        self.evaluate = evaluate
+    def __init__(self, evaluate_many: Many) -> None:
+        self.evaluate_many = evaluate_many
         self.cache: dict[tuple[int, ...], Objectives] = {}
         self.calls = 0
 
     @classmethod
-    def from_benchmark(cls, evaluate: Callable[[tuple[int, ...]], dict[str, float]], metric: str) -> "LiveOracle":
-        """From a benchmark's `evaluate(θ) -> {'delta': …, 'rho_<metric>': …}` (raw, unnormalised values:
-        normalising over Θ needs all of Θ, which live search never sees)."""
+    def one_at_a_time(cls, evaluate: Callable[[tuple[int, ...]], Sequence[float]]) -> LiveOracle:
+        """From `evaluate(θ) -> (δ, ρ)`, run on each configuration in turn."""
+        return cls(lambda thetas: [evaluate(theta) for theta in thetas])
+
+    @classmethod
+    def from_benchmark(cls, evaluate_many: Callable[[list[tuple[int, ...]]], list[dict[str, float]]], metric: str) -> LiveOracle:
+        """From a benchmark evaluator `evaluate_many([θ, …]) -> [{'delta': …, 'rho_<metric>': …}, …]` (raw,
+        unnormalised values: normalising over Θ needs all of Θ, which live search never sees)."""
         key = f"rho_{metric}"
 
-        def objectives(theta: tuple[int, ...]) -> Objectives:
-            values = evaluate(theta)
-            if "delta" not in values or key not in values:
-                raise ValueError(f"the benchmark returned keys {sorted(values)}; live search needs 'delta' and {key!r}")
-            return float(values["delta"]), float(values[key])
+        def objectives(thetas: list[tuple[int, ...]]) -> list[Objectives]:
+            out = []
+            for values in evaluate_many(thetas):
+                if "delta" not in values or key not in values:
+                    raise ValueError(f"the benchmark returned keys {sorted(values)}; live search needs 'delta' and {key!r}")
+                out.append((float(values["delta"]), float(values[key])))
+            return out
 
         return cls(objectives)
 
     def _do(self, thetas: np.ndarray) -> np.ndarray:
-        out = np.empty((len(thetas), 2))
-        for row, theta in enumerate(map(tuple, thetas.tolist())):
-            if theta not in self.cache:
-                delta, rho = self.evaluate(theta)
+        rows = list(map(tuple, thetas.tolist()))
+        todo = list(dict.fromkeys(t for t in rows if t not in self.cache))
+        if todo:
+            answers = list(self.evaluate_many(todo))
+            if len(answers) != len(todo):
+                raise ValueError(f"the evaluator returned {len(answers)} answers for {len(todo)} configurations")
+            for theta, (delta, rho) in zip(todo, answers):
                 self.cache[theta] = (float(delta), float(rho))
-                self.calls += 1
-            out[row] = self.cache[theta]
-        return out
+            self.calls += len(todo)
+        return np.array([self.cache[t] for t in rows], dtype=float).reshape(len(rows), 2)

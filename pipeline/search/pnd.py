@@ -153,6 +153,12 @@ class IncrementalGP:
         self._sumsq += v * v
         self._mean += v * z
 
+    def copy(self) -> IncrementalGP:
+        """An independent copy (to condition on believed values without touching this posterior)."""
+        other = object.__new__(IncrementalGP)
+        other.__dict__.update({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()})
+        return other
+
     def mean(self) -> np.ndarray:
         """Posterior mean at every input, in the targets' units."""
         return self.y_mean + self.y_scale * self._mean
@@ -207,15 +213,59 @@ def fit_gp(Z: np.ndarray, y: np.ndarray, start: Kernel | None = None) -> tuple[K
     return fitted, params, float(gp.log_marginal_likelihood_value_) - len(y) * math.log(scale)
 
 
+def add_to_front(front: np.ndarray, point: np.ndarray) -> np.ndarray:
+    """The non-dominated points of `front` ∪ {point} (both objectives maximised; a point equal to a front
+    point is kept beside it)."""
+    v = np.asarray(point, dtype=float)
+    if ((front[:, 0] >= v[0]) & (front[:, 1] >= v[1]) & ((front[:, 0] > v[0]) | (front[:, 1] > v[1]))).any():
+        return front
+    beaten = (v[0] >= front[:, 0]) & (v[1] >= front[:, 1]) & ((v[0] > front[:, 0]) | (v[1] > front[:, 1]))
+    return np.vstack([front[~beaten], v[None]])
+
+
+def estimated_recall(mean: np.ndarray, sd: np.ndarray, front: np.ndarray) -> float:
+    """The method's own estimate of Recall@P* (issue 20): A / (A + R) from the posterior of the unevaluated
+    configurations alone (mean and sd, one row each) and the evaluated front.
+
+    R = Σ_θ P(θ is dominated by no point of the front) bounds the expected number of P* members still
+    unevaluated (a member must at least escape the evaluated front); A = Σ_f Π_θ (1 − P(θ dominates f))
+    is the expected number of front points that no unevaluated configuration dominates, i.e. of P*
+    members already evaluated (independent outcomes; ties count as not dominating). Both use only what
+    has been evaluated: the posterior is conditioned on it, and the front is made of it. 1 when nothing
+    is left unevaluated."""
+    mean, sd, front = (np.asarray(a, dtype=float).reshape(-1, 2) for a in (mean, sd, front))
+    if len(mean) == 0:
+        return 1.0
+    remaining = float(non_domination_probability(mean, sd, front).sum())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = (mean[:, None, :] - front[None, :, :]) / sd[:, None, :]                  # (θ, f, objective)
+    beats = np.where(sd[:, None, :] > 0, ndtr(z), (mean[:, None, :] > front[None, :, :]).astype(float))
+    dominates = np.clip(beats.prod(axis=2), 0.0, 1.0 - 1e-12)                           # P(θ ≥ f on both)
+    kept = float(np.exp(np.log1p(-dominates).sum(axis=0)).sum())
+    return kept / (kept + remaining) if kept + remaining > 0 else 1.0
+
+
 class ParetoProbability(Method):
     """GP-PND: propose the unevaluated configuration most likely to be non-dominated by the evaluated
     front under two GP surrogates (module docstring); each θ once, so b = u and a run stops after
-    min(B, |Θ|) proposals, like Random Search."""
+    min(B, |Θ|) proposals, like Random Search.
+
+    Beyond one proposal at a time (issue 20): with q = `ledger.batch_size` > 1 a round proposes q
+    configurations, chosen one after another with the "kriging believer" rule: each pick is conditioned
+    on, as if observed, at its predictive mean, which updates the posterior variance exactly (it does not
+    depend on the values) and the front by the believed point, so the next pick of the round goes
+    elsewhere. After every round the trace records `estimated_recall`; with `stop_at_recall` = r the run
+    ends at the first round where that estimate reaches r."""
 
     name, label, single_pass = "pnd", "GP-PND", True
     FIT_LIMIT = 150  # hyperparameters are refitted while fewer configurations than this are evaluated
     FIT_GROWTH = 1.5  # ... each time their number has grown by this factor
     WARPS: tuple[float | None, ...] = (None, 1.0, 0.1, 0.01)  # c / spread of the candidate warps; None: no warp
+
+    def __init__(self, stop_at_recall: float | None = None) -> None:
+        if stop_at_recall is not None and not 0.0 < float(stop_at_recall) <= 1.0:
+            raise ValueError(f"stop_at_recall must be in (0, 1] or null (no stopping rule), got {stop_at_recall}")
+        self.stop_at_recall = None if stop_at_recall is None else float(stop_at_recall)
 
     def _fit(self, Z: np.ndarray, evaluated: np.ndarray, y: np.ndarray, k: int,
              kernels: dict[tuple[int, float | None], Kernel]) -> tuple[IncrementalGP, Warp]:
@@ -235,6 +285,30 @@ class ParetoProbability(Method):
             gp.add(int(i), float(wy))
         return gp, warp
 
+    @staticmethod
+    def _pick(gps: list[IncrementalGP], front: np.ndarray, seen: np.ndarray, rng: np.random.Generator) -> int:
+        """The unevaluated input with the highest probability of non-domination (ties: margin, then random)."""
+        candidates = np.flatnonzero(~seen)
+        mean = np.column_stack([gp.mean()[candidates] for gp in gps])
+        sd = np.column_stack([gp.sd()[candidates] for gp in gps])
+        p = non_domination_probability(mean, sd, front)
+        return int(candidates[np.lexsort((rng.random(len(candidates)), domination_margin(mean, front), p))[-1]])
+
+    def _round(self, gps: list[IncrementalGP], front: np.ndarray, seen: np.ndarray, q: int, rng: np.random.Generator) -> list[int]:
+        """q picks by the kriging believer (class docstring), on the warped scale; `gps` are left as they were."""
+        if q == 1:
+            return [self._pick(gps, front, seen, rng)]
+        believed, seen, picks = [gp.copy() for gp in gps], seen.copy(), []
+        for _ in range(min(q, int((~seen).sum()))):
+            i = self._pick(believed, front, seen, rng)
+            picks.append(i)
+            seen[i] = True
+            point = np.array([gp.mean()[i] for gp in believed])
+            for gp, y in zip(believed, point):
+                gp.add(i, float(y))
+            front = add_to_front(front, point)
+        return picks
+
     def _do(self, ledger: Ledger, space: Space, rng: np.random.Generator) -> None:
         grid = space.grid()
         Z = np.hstack([grid / (space.levels - 1), (grid > 0).astype(float)])
@@ -244,6 +318,7 @@ class ParetoProbability(Method):
         design = np.concatenate([design, extra])
         design = design[rng.permutation(len(design))]
 
+        q = ledger.batch_size
         seen = np.zeros(space.size, dtype=bool)
         order: list[int] = []
         values = np.zeros((space.size, 2))
@@ -253,22 +328,21 @@ class ParetoProbability(Method):
         kernels: dict[tuple[int, float | None], Kernel] = {}
         fitted_at = 0
 
-        def observe(i: int) -> None:
+        def observe(picks: np.ndarray) -> None:
             nonlocal front
-            v = ledger.propose(grid[i : i + 1])[0]
-            seen[i] = True
-            values[i] = v
-            order.append(i)
-            if not ((front[:, 0] >= v[0]) & (front[:, 1] >= v[1]) & ((front[:, 0] > v[0]) | (front[:, 1] > v[1]))).any():
-                beaten = (v[0] >= front[:, 0]) & (v[1] >= front[:, 1]) & ((v[0] > front[:, 0]) | (v[1] > front[:, 1]))
-                front = np.vstack([front[~beaten], v[None]])
-            for k, gp in enumerate(gps):
-                gp.add(i, float(warps[k](v[k])))
+            answers = ledger.propose(grid[picks])
+            for i, v in zip(picks[: len(answers)].tolist(), answers):
+                seen[i] = True
+                values[i] = v
+                order.append(i)
+                front = add_to_front(front, v)
+                for k, gp in enumerate(gps):
+                    gp.add(i, float(warps[k](v[k])))
 
-        for i in design:
+        for start in range(0, len(design), q):
             if ledger.exhausted:
                 return
-            observe(int(i))
+            observe(design[start : start + q])
         while not ledger.exhausted and len(order) < space.size:
             n = len(order)
             if fitted_at == 0 or (fitted_at < self.FIT_LIMIT and n >= self.FIT_GROWTH * fitted_at):
@@ -276,10 +350,12 @@ class ParetoProbability(Method):
                 fits = [self._fit(Z, evaluated, values[evaluated, k], k, kernels) for k in range(2)]
                 gps, warps = [f[0] for f in fits], [f[1] for f in fits]
                 fitted_at = n
-            candidates = np.flatnonzero(~seen)
-            mean = np.column_stack([gp.mean()[candidates] for gp in gps])
-            sd = np.column_stack([gp.sd()[candidates] for gp in gps])
             warped_front = np.column_stack([warps[k](front[:, k]) for k in range(2)])
-            p = non_domination_probability(mean, sd, warped_front)
-            best = np.lexsort((rng.random(len(candidates)), domination_margin(mean, warped_front), p))[-1]
-            observe(int(candidates[best]))
+            observe(np.array(self._round(gps, warped_front, seen, q, rng), dtype=np.int64))
+            unseen = np.flatnonzero(~seen)
+            warped_front = np.column_stack([warps[k](front[:, k]) for k in range(2)])
+            estimate = estimated_recall(np.column_stack([gp.mean()[unseen] for gp in gps]),
+                                        np.column_stack([gp.sd()[unseen] for gp in gps]), warped_front)
+            ledger.estimate(estimate)
+            if self.stop_at_recall is not None and estimate >= self.stop_at_recall:
+                return

@@ -30,12 +30,13 @@ def get_method(name: str, **hyperparameters: Any) -> Method:
 
 
 def run_search(method: str, oracle: Oracle, space: Space, budget: int, seed: int, truth: Oracle | None = None,
-               **hyperparameters: Any) -> pd.DataFrame:
-    """Run `method` with proposal budget `budget` and RNG seed `seed`; return its trace: one row per
-    proposal with columns b, one per dimension (named `space.names`), is_new, u, delta, rho. A method
-    guided by another objective (`pipeline.search.guided`) searches `oracle` and records the (δ, ρ) of
-    `truth` in its trace."""
-    trace = get_method(method, **hyperparameters).run(oracle, space, budget, seed)
+               batch_size: int = 1, **hyperparameters: Any) -> pd.DataFrame:
+    """Run `method` with proposal budget `budget` and RNG seed `seed`, evaluating at most `batch_size`
+    configurations per round; return its trace: one row per proposal with columns b, one per dimension
+    (named `space.names`), round, is_new, u, delta, rho (and est_recall for a method that estimates its
+    own recall). A method guided by another objective (`pipeline.search.guided`) searches `oracle` and
+    records the (δ, ρ) of `truth` in its trace."""
+    trace = get_method(method, **hyperparameters).run(oracle, space, budget, seed, batch_size)
     if truth is not None:
         trace[["delta", "rho"]] = truth.evaluate_batch(trace[list(space.names)].to_numpy())
     return trace

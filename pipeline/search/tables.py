@@ -3,19 +3,30 @@ with the traces run on them, and the digests that key a run to the objectives it
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 import numpy as np
 import pandas as pd
 
+from pipeline.catalog import SEARCH_METHODS
+from pipeline.fingerprint import library_versions, stage_fingerprint
 from pipeline.groundtruth_table import validate_groundtruth
 from pipeline.search.ground_truth import GroundTruth, table_metrics, table_space
 from pipeline.search.traces import load_traces
 from pipeline.space import Space
 
 Problem = tuple[str, str, GroundTruth, dict[str, list[tuple[int, pd.DataFrame]]]]
-CODE = ("pipeline.search",)  # the modules that compute a trace or a tuning cell (their stage fingerprints' roots)
+# The modules that compute a trace or a tuning cell (their stage fingerprints' roots): the package and every
+# registered method's module, which the catalog names by import path, so no import statement reaches it.
+CODE = ("pipeline.search", *SEARCH_METHODS.modules())
+LIBRARIES = ("optuna", "botorch", "gpytorch", "linear_operator")  # the anchors' libraries, beyond the numeric ones
+
+
+def search_fingerprint() -> str:
+    """The stage fingerprint of a search run or tuning cell: the sources of `CODE`, the numeric libraries'
+    versions and the anchors' (`LIBRARIES`), and the pinned numerics."""
+    return stage_fingerprint({"libraries": library_versions(LIBRARIES)}, CODE)
 
 
 def read_groundtruth(path: Path, name: str, space: Space | None = None) -> pd.DataFrame:

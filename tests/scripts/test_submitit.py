@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -155,3 +157,47 @@ def test_the_merge_refuses_a_shard_made_from_another_config(base, tmp_path, monk
     assert exit_.value.code == 2 and len(lines) == 1, lines
     assert lines[0].startswith(f"error: shard 1 of 3 ({folder / STORE.format(1)}) was made from other code, config or library"), lines[0]
     assert not (folder / "outputs" / "groundtruth").exists(), "nothing written"
+
+
+# Live batch search (issue 20): GP-PND's rounds of q = 4 configurations, each round one submitit job per
+# chunk of 2 (workers=2), every evaluation kept in the live resume store.
+LIVE = ("search.mode=live", "search.metrics=[ssim]", "search.live.batch_size=4", "search.live.executor=submitit_local",
+        "search.live.submitit.timeout_min=5")
+LIVE_STORE = "data/cache/store/search_live/tiny.sqlite"
+
+
+def live_search(folder: Path, *extra: str) -> list[dict]:
+    """The live search stage as its own process; the JSON line it prints per run."""
+    done = script("search", folder, *LIVE, *extra, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith('{"metric"')]
+
+
+def test_live_batch_search_through_submitit_resumes_after_a_kill_with_the_table_values(base, tmp_path):
+    folder = copy_inputs(base, tmp_path)
+    store = folder / LIVE_STORE
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    with open(folder / "killed.log", "w") as log:
+        proc = subprocess.Popen([sys.executable, "scripts/search.py", *LIVE, *overrides(folder), "workers=2"], cwd=ROOT,
+                                env=env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 300
+        while time.time() < deadline and finished(store) < 4 and proc.poll() is None:
+            time.sleep(0.05)
+        proc.kill()
+        proc.wait()
+    killed_at = finished(store)
+    assert killed_at == 4, (folder / "killed.log").read_text()[-3000:]  # the first round, not the second
+    (run,) = live_search(folder, "workers=2")
+    assert run["method"] == "pnd" and run["computed_now"] == run["evaluated"] - killed_at, run
+    trace = pd.read_parquet(folder / "outputs/search_live/tiny/ssim/pnd/seed=0.trace.parquet")
+    new = trace[trace["is_new"]]
+    sizes = new.groupby("round").size()
+    assert sizes.index.tolist() == list(range(1, len(sizes) + 1)) and sizes.max() <= 4
+    assert sizes.tolist()[:2] == [4, 4]  # GP-PND's initial design of 8 configurations (of 9) in two rounds of q
+    table = pd.read_parquet(base / "outputs/groundtruth/tiny.parquet").set_index(["brightness", "pixelate"])
+    expected = table.loc[list(map(tuple, trace[["brightness", "pixelate"]].to_numpy())), ["delta", "rho_ssim"]].to_numpy()
+    np.testing.assert_allclose(trace[["delta", "rho"]].to_numpy(), expected, rtol=0, atol=1e-12)  # the jobs' values are the table's
+    store.unlink()
+    live_search(folder, "search.live.executor=serial")  # from scratch, in this process
+    again = pd.read_parquet(folder / "outputs/search_live/tiny/ssim/pnd/seed=0.trace.parquet")
+    pd.testing.assert_frame_equal(again, trace)  # the resumed run is the uninterrupted one

@@ -45,7 +45,7 @@ def test_live_oracle_caches_and_counts_calls():
         calls.append(theta)
         return sum(theta) / 4, 1 - max(theta) / 2
 
-    oracle = LiveOracle(evaluate)
+    oracle = LiveOracle.one_at_a_time(evaluate)
     out = oracle.evaluate_batch(np.array([[1, 2], [0, 0], [1, 2]]))
     np.testing.assert_allclose(out, [[0.75, 0.0], [0.0, 1.0], [0.75, 0.0]])
     assert oracle((0, 0)) == (0.0, 1.0)
@@ -54,17 +54,22 @@ def test_live_oracle_caches_and_counts_calls():
 
 
 def test_live_oracle_from_benchmark_dict_and_bad_values():
-    oracle = LiveOracle.from_benchmark(lambda t: {"delta": 0.2, "rho_kid": -0.1, "psi": 0.7}, "kid")
+    batches = []
+    oracle = LiveOracle.from_benchmark(lambda ts: batches.append(ts) or [{"delta": 0.2 * t[0], "rho_kid": -0.1, "psi": 0.7} for t in ts], "kid")
     assert oracle((1, 1)) == (0.2, -0.1)
+    np.testing.assert_allclose(oracle.evaluate_batch(np.array([[2, 0], [1, 1], [3, 0], [2, 0]])), [[0.4, -0.1], [0.2, -0.1], [0.6, -0.1], [0.4, -0.1]])
+    assert batches == [[(1, 1)], [(2, 0), (3, 0)]]  # one call per batch, with only its uncached configurations, once each
     with pytest.raises(ValueError, match="rho_ssim"):
-        LiveOracle.from_benchmark(lambda t: {"delta": 0.2}, "ssim")((0, 0))
+        LiveOracle.from_benchmark(lambda ts: [{"delta": 0.2}], "ssim")((0, 0))
+    with pytest.raises(ValueError, match="1 answers for 2"):
+        LiveOracle(lambda ts: [(0.0, 0.0)]).evaluate_batch(np.array([[0, 0], [1, 0]]))
     with pytest.raises(ValueError, match="non-finite"):
-        LiveOracle(lambda t: (float("nan"), 0.0))((0, 1))
+        LiveOracle.one_at_a_time(lambda t: (float("nan"), 0.0))((0, 1))
 
 
 def test_ledger_counts_every_proposal_and_only_new_configurations(space):
     calls = []
-    oracle = LiveOracle(lambda t: (calls.append(t) or float(t[0]), float(t[1])))
+    oracle = LiveOracle.one_at_a_time(lambda t: (calls.append(t) or float(t[0]), float(t[1])))
     ledger = Ledger(oracle, space, budget=7)
     ledger.propose(np.array([[0, 1], [2, 2], [0, 1]]))  # the repeat inside one batch is a cache hit
     ledger.propose(np.array([[2, 2]]))
@@ -72,7 +77,7 @@ def test_ledger_counts_every_proposal_and_only_new_configurations(space):
     assert len(values) == 3 and ledger.exhausted and ledger.remaining == 0
     assert len(ledger.propose(np.array([[0, 0]]))) == 0
     trace = ledger.trace()
-    assert list(trace.columns) == ["b", *space.names, "is_new", "u", "delta", "rho"]
+    assert list(trace.columns) == ["b", *space.names, "round", "is_new", "u", "delta", "rho"]
     assert trace["b"].tolist() == list(range(1, 8))
     assert trace["is_new"].tolist() == [True, True, False, False, True, False, True]
     assert trace["u"].tolist() == [1, 2, 2, 2, 3, 3, 4]
@@ -82,8 +87,38 @@ def test_ledger_counts_every_proposal_and_only_new_configurations(space):
     np.testing.assert_array_equal(trace[["delta", "rho"]].to_numpy()[2], [0.0, 1.0])
 
 
+def test_rounds_hold_at_most_q_new_configurations_and_each_call_starts_one(space):
+    batches = []
+    oracle = LiveOracle(lambda ts: batches.append(list(ts)) or [(float(t[0]), float(t[1])) for t in ts])
+    ledger = Ledger(oracle, space, budget=20, batch_size=2)
+    ledger.propose(np.array([[0, 0], [0, 1], [0, 0], [1, 1], [2, 2]]))  # 4 new: rounds 1, 1, (hit) 1, 2, 2
+    ledger.propose(np.array([[0, 1]]))                                  # only a hit: no evaluation, the last round
+    ledger.propose(np.array([[2, 0]]))                                  # a new call: round 3
+    trace = ledger.trace()
+    assert trace["round"].tolist() == [1, 1, 1, 2, 2, 2, 3]
+    assert batches == [[(0, 0), (0, 1)], [(1, 1), (2, 2)], [(2, 0)]]   # one oracle batch per round, at most q each
+    for _, rows in trace[trace["is_new"]].groupby("round"):
+        assert len(rows) <= 2
+    with pytest.raises(ValueError, match="batch size q"):
+        Ledger(oracle, space, 5, batch_size=0)
+
+
+def test_estimates_are_carried_forward_in_the_trace(space):
+    ledger = Ledger(LiveOracle.one_at_a_time(lambda t: (0.0, 0.0)), space, budget=5)
+    with pytest.raises(ValueError, match="no proposal"):
+        ledger.estimate(0.5)
+    ledger.propose(np.array([[0, 0], [1, 0]]))
+    ledger.estimate(0.25)
+    ledger.propose(np.array([[2, 0]]))
+    assert ledger.last_estimate == 0.25
+    ledger.propose(np.array([[0, 1]]))
+    ledger.estimate(0.75)
+    trace = ledger.trace()
+    assert np.isnan(trace["est_recall"].iloc[0]) and trace["est_recall"].tolist()[1:] == [0.25, 0.25, 0.75]
+
+
 def test_ledger_rejects_bad_budget_and_clashing_names(space):
-    oracle = LiveOracle(lambda t: (0.0, 0.0))
+    oracle = LiveOracle.one_at_a_time(lambda t: (0.0, 0.0))
     with pytest.raises(ValueError, match="at least 1"):
         Ledger(oracle, space, 0)
     with pytest.raises(ValueError, match="clash"):

@@ -61,7 +61,7 @@ def test_every_proposal_is_new_and_the_run_stops_at_theta():
     for budget in (5, 20):  # inside and after the initial design
         short = run_search("pnd", oracle, space, budget, seed=0)
         assert len(short) == budget and short["is_new"].all()
-        pd.testing.assert_frame_equal(short, trace.iloc[:budget])
+        pd.testing.assert_frame_equal(short, trace.iloc[:budget][list(short.columns)])  # est_recall starts after the design
 
 
 def test_deterministic_per_seed_and_different_across_seeds():
@@ -82,8 +82,8 @@ def test_tiny_spaces(names, levels):
     assert len(trace) == space.size and trace["is_new"].all()
 
 
-def test_registered_without_hyperparameters():
-    assert METHODS["pnd"] is ParetoProbability and ParetoProbability.hyperparameters() == ()
+def test_registered_with_only_the_stopping_rule():
+    assert METHODS["pnd"] is ParetoProbability and ParetoProbability.hyperparameters() == ("stop_at_recall",)
     assert ParetoProbability.label == "GP-PND"
 
 

@@ -107,9 +107,11 @@ def test_summary_and_figures_from_traces(cfg, tmp_path):
 
 
 def test_live_mode_writes_trace_and_ranking(tmp_path, monkeypatch):
+    from pipeline import groundtruth, live_evaluation
+
     cfg = config(tmp_path, names=("noise", "shift"), levels=3, fidelity=("negmse",))
     cfg.search.mode = "live"
-    cfg.search.live.update(methods=["testnav", "greedy"], budget=20)
+    cfg.search.live.update(methods=["testnav", "greedy"], budget=20, executor="serial")
     bench = make_benchmark(levels=3)
     calls = []
 
@@ -119,10 +121,14 @@ def test_live_mode_writes_trace_and_ranking(tmp_path, monkeypatch):
 
     monkeypatch.setattr(bench, "evaluate", evaluate)
     search = stage("search")
-    monkeypatch.setattr(search, "build_benchmark", lambda spec, data_dir: bench)
+    monkeypatch.setattr(live_evaluation, "benchmark_of", lambda spec, data_dir: bench)
+    monkeypatch.setattr(groundtruth, "table_fingerprint", lambda spec, assets: "synthetic")  # its spec names no data set
     monkeypatch.setattr(search, "check_plugins", lambda spec: None)  # the config's model is not the one evaluated
     search.main(cfg)
     assert len(calls) == len(set(calls)) <= 9  # every configuration evaluated at most once across both methods
+    calls.clear()
+    search.main(cfg)
+    assert calls == []  # a second run finds every evaluation in the live resume store
     base = tmp_path / "out" / "search_live" / "syn" / "negmse"
     trace = pd.read_parquet(base / "testnav" / "seed=0.trace.parquet")
     ranked = pd.read_parquet(base / "testnav" / "seed=0.ranked.parquet")

@@ -1,0 +1,98 @@
+"""Live search's evaluator (issue 20): the benchmark's values of each round's configurations, evaluated in
+parallel and kept in a resume store.
+
+A round of a batch search (`pipeline.search.ledger`) hands its q new configurations to `LiveEvaluator`
+at once. The evaluator answers from its resume store what an earlier, killed run already evaluated, and
+splits the rest into chunks, one per worker, each evaluated by `evaluate_configurations` (which builds the
+benchmark once per worker process):
+
+* `serial`: in this process;
+* `processes`: joblib's worker processes on this machine (they live across rounds, so each builds the
+  benchmark once);
+* `submitit_local`, `submitit_slurm`: one job per chunk through submitit, the library under Hydra's
+  submitit launcher (`hydra/launcher=submitit_slurm` takes the same parameters: partition, timeout_min,
+  gpus_per_node…); `submitit_local` runs the jobs as local processes, the path a SLURM array takes minus
+  sbatch. Each job builds the benchmark, so a cluster round pays one model load per chunk.
+
+A search is deterministic given the values it sees, so a restarted run proposes the same configurations
+again and finds the finished ones in the store: it resumes where it was killed.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pipeline.benchmark import Benchmark
+from pipeline.fingerprint import digest, unit_key
+from pipeline.store import ResumeStore, run_cached
+
+EXECUTORS = ("serial", "processes", "submitit_local", "submitit_slurm")
+_BENCHMARKS: dict[str, Benchmark] = {}  # per worker process: the benchmark of a (spec, data dir), built once
+
+
+def benchmark_of(spec: Mapping[str, Any], data_dir: str) -> Benchmark:
+    """The benchmark of `spec` over `data_dir`, built on first use in this process (`pipeline.builders`)."""
+    key = digest({"spec": spec, "data_dir": str(data_dir)})
+    if key not in _BENCHMARKS:
+        from pipeline.builders import build_benchmark  # model and metric libraries load only where a benchmark runs
+
+        _BENCHMARKS[key] = build_benchmark(dict(spec), Path(data_dir))
+    return _BENCHMARKS[key]
+
+
+def evaluate_configurations(spec: Mapping[str, Any], data_dir: str, thetas: Sequence[Sequence[int]]) -> list[dict[str, float]]:
+    """`Benchmark.evaluate` of each configuration, in order: a worker's chunk of one round."""
+    bench = benchmark_of(spec, data_dir)
+    return [{k: float(v) for k, v in bench.evaluate(tuple(int(x) for x in theta)).items()} for theta in thetas]
+
+
+class LiveEvaluator:
+    """`evaluator([θ, …]) -> [values, …]`: the benchmark's `evaluate` dict of every configuration, from the
+    store where a run already evaluated it, else computed on `workers` workers of `executor` (module
+    docstring) and recorded as each chunk finishes. `fingerprint` names everything the values depend on
+    (`pipeline.groundtruth.table_fingerprint`)."""
+
+    def __init__(self, spec: Mapping[str, Any], data_dir: str | Path, store: ResumeStore, fingerprint: str,
+                 executor: str = "processes", workers: int = 1, submitit: Mapping[str, Any] | None = None,
+                 folder: str | Path | None = None) -> None:
+        if executor not in EXECUTORS:
+            raise ValueError(f"unknown live-search executor {executor!r}; valid choices: {', '.join(EXECUTORS)}")
+        if int(workers) < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        if executor.startswith("submitit") and folder is None:
+            raise ValueError(f"executor {executor!r} needs a folder for submitit's job files")
+        self.spec, self.data_dir, self.store, self.fingerprint = dict(spec), str(data_dir), store, fingerprint
+        self.executor, self.workers, self.submitit, self.folder = executor, int(workers), dict(submitit or {}), folder
+        self.evaluated = 0  # configurations computed (not served from the store) by this evaluator
+
+    def __call__(self, thetas: Sequence[Sequence[int]]) -> list[dict[str, float]]:
+        thetas = [tuple(int(x) for x in t) for t in thetas]
+        keys = [unit_key(self.fingerprint, list(t)) for t in thetas]
+        values = run_cached(self.store, keys, lambda indices: self._compute(thetas, indices))
+        return [json.loads(v) for v in values]
+
+    def _compute(self, thetas: list[tuple[int, ...]], indices: list[int]) -> Iterator[tuple[int, bytes]]:
+        n = min(self.workers, len(indices))
+        chunks = [indices[k::n] for k in range(n)]
+        for chunk, answers in zip(chunks, self._run([[thetas[i] for i in c] for c in chunks])):
+            self.evaluated += len(chunk)
+            yield from ((i, json.dumps(a, sort_keys=True).encode()) for i, a in zip(chunk, answers))
+
+    def _run(self, chunks: list[list[tuple[int, ...]]]) -> Iterator[list[dict[str, float]]]:
+        """Each chunk's answers, in chunk order, as the executor delivers them."""
+        if self.executor == "serial" or len(chunks) == 1 and self.executor == "processes":
+            yield from (evaluate_configurations(self.spec, self.data_dir, c) for c in chunks)
+        elif self.executor == "processes":
+            from joblib import Parallel, delayed
+
+            yield from Parallel(n_jobs=len(chunks), return_as="generator")(
+                delayed(evaluate_configurations)(self.spec, self.data_dir, c) for c in chunks)
+        else:
+            import submitit
+
+            executor = submitit.AutoExecutor(folder=str(self.folder), cluster=self.executor.removeprefix("submitit_"))
+            executor.update_parameters(**self.submitit)
+            jobs = executor.map_array(evaluate_configurations, [self.spec] * len(chunks), [self.data_dir] * len(chunks), chunks)
+            yield from (job.result() for job in jobs)

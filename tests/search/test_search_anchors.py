@@ -1,0 +1,172 @@
+"""The anchor methods of issue 20 (Optuna NSGA-II / TPE / GP, BoTorch qLogNEHVI, ε-PAL) on small tables, the
+trace checked against the table itself, and ε-PAL's classification rule on hand-made regions."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from pipeline import catalog
+from pipeline.search import METHODS, TableOracle, pareto_flags, run_metrics, run_search
+from pipeline.search.base import Method
+from pipeline.search.epal import DISCARDED, PARETO, UNDECIDED, beta, classify, intersect
+from pipeline.search.ledger import Ledger
+from pipeline.space import Space
+from tests.search.search_fixtures import NAMES4, synthetic_table
+
+ANCHORS = ("optuna_nsga2", "optuna_tpe", "optuna_gp", "botorch_qlognehvi", "epal")
+SINGLE_PASS = ("botorch_qlognehvi", "epal")
+
+
+@pytest.fixture(scope="module")
+def problem() -> tuple[Space, pd.DataFrame, TableOracle]:
+    space = Space(NAMES4[:3], 4)
+    table = synthetic_table(space)
+    return space, table, TableOracle.from_table(table, space, "delta_norm", "rho_ssim_norm")
+
+
+def expected_accounting(trace: pd.DataFrame, space: Space, table: pd.DataFrame) -> None:
+    """b = 1..k, is_new at first occurrences, u = distinct configurations so far, (δ, ρ) from the table."""
+    keys = [tuple(row) for row in trace[list(space.names)].to_numpy().tolist()]
+    assert trace["b"].tolist() == list(range(1, len(trace) + 1))
+    first = [k not in keys[:i] for i, k in enumerate(keys)]
+    assert trace["is_new"].tolist() == first
+    assert trace["u"].tolist() == np.cumsum(first).tolist()
+    lookup = table.set_index(list(space.names))[["delta_norm", "rho_ssim_norm"]]
+    np.testing.assert_array_equal(trace[["delta", "rho"]].to_numpy(), lookup.loc[keys].to_numpy())
+
+
+@pytest.mark.parametrize("name", ANCHORS)
+def test_trace_accounting(problem, name):
+    space, table, oracle = problem
+    trace = run_search(name, oracle, space, 30, seed=0)
+    assert len(trace) == 30
+    expected_accounting(trace, space, table)
+    if name in SINGLE_PASS:
+        assert trace["is_new"].all()
+
+
+@pytest.mark.parametrize("name", ANCHORS)
+def test_deterministic_per_seed_and_different_across_seeds(problem, name):
+    space, _, oracle = problem
+    a, b = (run_search(name, oracle, space, 20, seed=5) for _ in range(2))
+    pd.testing.assert_frame_equal(a, b)
+    c = run_search(name, oracle, space, 20, seed=6)
+    assert not a[list(space.names)].equals(c[list(space.names)])
+
+
+@pytest.mark.parametrize("name", SINGLE_PASS)
+def test_single_pass_runs_visit_all_of_theta_and_recover_the_front(name):
+    space = Space(NAMES4[:3], 3)
+    table = synthetic_table(space)
+    trace = run_search(name, TableOracle.from_table(table, space), space, 5 * space.size, seed=1)
+    assert len(trace) == space.size and trace["is_new"].all()
+    assert run_metrics(trace, pareto_flags(table, space, "ssim"), space)["final_recall"] == 1.0
+
+
+@pytest.mark.parametrize("name", ANCHORS[:3])
+def test_optuna_runs_stop_once_all_of_theta_is_evaluated(name):
+    space = Space(("x", "y"), 2)
+    oracle = TableOracle(np.random.default_rng(0).random((space.size, 2)), space)
+    trace = run_search(name, oracle, space, 500, seed=0)
+    assert trace["u"].iloc[-1] == space.size and trace["u"].iloc[-2] == space.size - 1 and len(trace) < 500
+
+
+class CallLog(Ledger):
+    """A ledger that records which `propose` call made each proposal."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.calls: list[int] = []
+
+    def propose(self, thetas: np.ndarray) -> np.ndarray:
+        values = super().propose(thetas)
+        self.calls.extend([len(set(self.calls))] * len(values))
+        return values
+
+
+@pytest.mark.parametrize("name", ANCHORS)
+def test_batches_of_four(problem, name):
+    space, table, oracle = problem
+    method: Method = METHODS[name]()
+    ledger = CallLog(oracle, space, 26, batch_size=4)
+    method._do(ledger, space, np.random.default_rng(0))
+    trace = ledger.trace()
+    expected_accounting(trace, space, table)
+    trace["call"] = ledger.calls
+    assert (trace.groupby("round")["is_new"].sum() <= 4).all()
+    assert (trace.groupby("round")["call"].nunique() == 1).all()  # no round spans two calls
+    sizes = trace.groupby("call").size()
+    initial = 2 * (space.n_dims + 1) if name in SINGLE_PASS else 0  # proposed in one call, before any answer
+    adaptive = sizes.iloc[1:] if initial else sizes
+    assert (adaptive.iloc[:-1] == 4).all() and adaptive.iloc[-1] <= 4  # q per call after the initial design
+    assert not initial or sizes.iloc[0] == initial
+    assert trace["round"].iloc[-1] == trace.groupby("round").ngroups
+
+
+def test_registered_without_hyperparameters():
+    labels = {"optuna_nsga2": "Optuna NSGA-II", "optuna_tpe": "Optuna TPE", "optuna_gp": "Optuna GP",
+              "botorch_qlognehvi": "BoTorch qLogNEHVI", "epal": "ε-PAL"}
+    for name, label in labels.items():
+        cls = METHODS[name]
+        assert cls.name == name and cls.label == label and cls.hyperparameters() == ()
+        assert cls.single_pass == (name in SINGLE_PASS)
+        assert catalog.SEARCH_METHODS.facts(name)["population"] is False
+
+
+def test_global_torch_rng_is_left_alone(problem):
+    space, _, oracle = problem
+    torch.manual_seed(123)
+    run_search("botorch_qlognehvi", oracle, space, 12, seed=0)
+    run_search("optuna_gp", oracle, space, 12, seed=0)
+    after = torch.rand(3)
+    torch.manual_seed(123)
+    torch.testing.assert_close(after, torch.rand(3))
+
+
+def regions(boxes: list[tuple[float, float, float, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """(δ_low, δ_high, ρ_low, ρ_high) per point -> the (low, high) corner arrays."""
+    b = np.array(boxes, dtype=float)
+    return b[:, [0, 2]], b[:, [1, 3]]
+
+
+def test_epal_discards_a_clearly_dominated_point():
+    # a: narrow and high; b: narrow and low (a's pessimistic corner beats b's optimistic one); c: wide
+    low, high = regions([(0.8, 0.9, 0.8, 0.9), (0.1, 0.2, 0.1, 0.2), (0.0, 1.0, 0.0, 1.0)])
+    status = classify(low, high, np.full(3, UNDECIDED), np.zeros(2))
+    assert status.tolist() == [UNDECIDED, DISCARDED, UNDECIDED]  # c's optimistic corner may still beat a
+
+
+def test_epal_pareto_classification_and_the_role_of_epsilon():
+    # a's pessimistic corner beats every other optimistic corner; c is a hair short of a on δ but far below on ρ
+    low, high = regions([(0.80, 0.82, 0.80, 0.82), (0.81, 0.83, 0.50, 0.60)])
+    assert classify(low, high, np.full(2, UNDECIDED), np.zeros(2)).tolist() == [PARETO, UNDECIDED]
+    # with ε = 0.02 no optimistic corner beats c's pessimistic one by ε: c is ε-accurate
+    assert classify(low, high, np.full(2, UNDECIDED), np.full(2, 0.02)).tolist() == [PARETO, PARETO]
+    # d: pessimistically dominated by a, optimistically not quite: discarded only within ε
+    low, high = regions([(0.80, 0.82, 0.80, 0.82), (0.70, 0.81, 0.70, 0.81)])
+    assert classify(low, high, np.full(2, UNDECIDED), np.zeros(2))[1] == UNDECIDED
+    assert classify(low, high, np.full(2, UNDECIDED), np.full(2, 0.02))[1] == DISCARDED
+
+
+def test_epal_keeps_the_pessimistic_pareto_set_and_final_classes():
+    # equal pessimistic corners: both in p_pess(P ∪ U), so neither is discarded however large ε is
+    low, high = regions([(0.5, 0.51, 0.5, 0.51), (0.5, 0.52, 0.5, 0.505)])
+    assert DISCARDED not in classify(low, high, np.full(2, UNDECIDED), np.full(2, 0.5)).tolist()
+    # a discarded point neither returns nor blocks; a Pareto one stays Pareto
+    low, high = regions([(0.8, 0.82, 0.8, 0.82), (0.0, 1.0, 0.0, 1.0), (0.0, 1.0, 0.0, 1.0)])
+    status = classify(low, high, np.array([UNDECIDED, DISCARDED, PARETO]), np.zeros(2))
+    assert status.tolist() == [UNDECIDED, DISCARDED, PARETO]  # the Pareto point's optimistic corner still beats a
+    status = classify(low, high, np.array([UNDECIDED, DISCARDED, DISCARDED]), np.zeros(2))
+    assert status.tolist() == [PARETO, DISCARDED, DISCARDED]
+
+
+def test_epal_regions_and_beta():
+    lo, hi = intersect(np.array([[0.0, 0.5]]), np.array([[1.0, 0.6]]), np.array([[0.2, 0.7]]), np.array([[1.5, 0.9]]))
+    np.testing.assert_array_equal(lo, [[0.2, 0.7]])  # δ: the intersection; ρ: disjoint, so the new region
+    np.testing.assert_array_equal(hi, [[1.0, 0.9]])
+    assert beta(1, 1296) == pytest.approx(2 / 9 * math.log(2 * 1296 * math.pi**2 / 0.3))
+    assert beta(10, 1296) > beta(1, 1296)
