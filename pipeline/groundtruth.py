@@ -30,7 +30,7 @@ from pipeline.fingerprint import sources_digest, stage_fingerprint, unit_key
 from pipeline.groundtruth_table import finalize, pareto_summary
 from pipeline.io import atomic_path, write_json, write_parquet
 from pipeline.perturb.compose import PrefixCache, compose
-from pipeline.plugins import plugin_sources
+from pipeline.plugins import code_modules, plugin_sources
 from pipeline.space import Space
 from pipeline.store import ResumeStore
 
@@ -42,9 +42,11 @@ CODE = ("pipeline.builders", "pipeline.groundtruth")  # the modules that compute
 def table_fingerprint(spec: dict[str, Any], assets: str) -> str:
     """What every value of the table depends on: the benchmark spec (`pipeline.builders`), the digest of its
     prepared assets, code, libraries (not the perturbation store's settings: the store returns T_θ bit for
-    bit as prefix reuse computes it), and the source of the user's plug-ins it names (`pipeline.plugins`)."""
+    bit as prefix reuse computes it), the source of the built-in modules it runs by import path
+    (`pipeline.plugins.code_modules`) and of the user's plug-ins it names (`pipeline.plugins.plugin_sources`)."""
     spec = {k: v for k, v in spec.items() if k != "store"}
-    return stage_fingerprint({"benchmark": spec, "assets": assets, "plugins": sources_digest(plugin_sources(spec))}, CODE)
+    return stage_fingerprint({"benchmark": spec, "assets": assets, "plugins": sources_digest(plugin_sources(spec))},
+                             (*CODE, *code_modules(spec)))
 
 
 def tasks_for_shard(space: Space, shard: int = 0, num_shards: int = 1, prefix_len: int = 2) -> list[tuple[int, ...]]:

@@ -131,6 +131,23 @@ def plugin_targets(spec: Mapping[str, Any]) -> list[str]:
     return [t for t in named if isinstance(t, str) and is_import_path(t)]
 
 
+def target_module(target: str) -> str:
+    """The module an import path names: `module` of `module:attribute`, all but the last part of Hydra's dotted
+    `package.module.Class`."""
+    return target.partition(":")[0] if ":" in target else target.rpartition(".")[0]
+
+
+def code_modules(spec: Mapping[str, Any]) -> list[str]:
+    """The project modules a benchmark spec runs that no import statement reaches, so that the closure of
+    its stage's code misses them: the modules of its built-in plug-ins (`pipeline.*` targets), of every
+    task metric and of the adequacy metrics (the catalog names them by import path). Roots of its
+    resume key, beside the stage's code (`pipeline.groundtruth.table_fingerprint`)."""
+    from pipeline.catalog import ADEQUACY, TASK_METRICS
+
+    own = [target_module(t) for t in plugin_targets(spec) if t.startswith("pipeline.")]
+    return sorted({*own, *TASK_METRICS.modules(), *ADEQUACY.modules()})
+
+
 def plugin_sources(spec: Mapping[str, Any]) -> list[Path]:
     """The user's source files a benchmark's values depend on (`pipeline.fingerprint.source_files`), in a fixed order."""
     return sources_of(plugin_targets(spec))

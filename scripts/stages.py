@@ -9,6 +9,7 @@ the same closure that keys the resume store), and its inputs and outputs are the
 """
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +18,9 @@ from typing import Callable
 import yaml
 from omegaconf import OmegaConf
 
-from pipeline.catalog import FUZZ_ADAPTERS, SEARCH_METHODS
+from pipeline.catalog import ADEQUACY, FUZZ_ADAPTERS, SEARCH_METHODS, TASK_METRICS
 from pipeline.fingerprint import module_closure
+from pipeline.plugins import target_module
 from pipeline.io import write_text
 from scripts.paths import (
     PARAMS,
@@ -47,6 +49,11 @@ from scripts.paths import (
 )
 
 SEARCH_CODE = ("pipeline.search", *SEARCH_METHODS.modules())  # as `pipeline.search.tables.CODE`, without importing it
+# What a benchmark stage runs by import path (`pipeline.plugins.code_modules`), for every benchmark of conf/: the
+# built-in `_target_` modules of conf/model and conf/benchmark, every task metric and the adequacy metrics.
+BENCHMARK_CODE = tuple(sorted({
+    target_module(t) for f in sorted((ROOT / "conf").glob("*/*.yaml"))
+    for t in re.findall(r"^\s*_target_:\s*(pipeline\.[\w.:]+)", f.read_text(), flags=re.M)} | {*TASK_METRICS.modules(), *ADEQUACY.modules()}))
 
 Paths = Callable[[object], list[Path]]
 SCREENING_TABLES = ("table16", "table17", "table18", "table19", "table20", "table21", "table23", "table24", "table25",
@@ -157,14 +164,14 @@ def _fuzz_stages() -> list[Stage]:
 
 STAGES: list[Stage] = [
     Stage("prepare", "prepare", ("benchmark.name", "benchmark.dataset", "model", "benchmark.features", "benchmark.adequacy"),
-          outs=lambda cfg: [data_dir(cfg)], metrics=lambda cfg: [prepare_metrics(cfg)], suite=BENCHMARKS),
+          outs=lambda cfg: [data_dir(cfg)], metrics=lambda cfg: [prepare_metrics(cfg)], suite=BENCHMARKS, code=BENCHMARK_CODE),
     Stage("perturb", "perturb", ("benchmark.dataset", "benchmark.perturbations", "benchmark.levels", "benchmark.seed",
                                  "benchmark.store"),
-          deps=lambda cfg: [data_dir(cfg)], metrics=lambda cfg: [perturb_manifest(cfg)], suite=BENCHMARKS),
+          deps=lambda cfg: [data_dir(cfg)], metrics=lambda cfg: [perturb_manifest(cfg)], suite=BENCHMARKS, code=BENCHMARK_CODE),
     Stage("groundtruth", "groundtruth", ("benchmark", "model", "fidelity", "device"), deps=lambda cfg: [data_dir(cfg)],
           after=lambda cfg: [perturb_manifest(cfg)],
           outs=lambda cfg: [table_path(cfg), sibling(table_path(cfg), ".gallery.npz")],
-          metrics=lambda cfg: [sibling(table_path(cfg), ".summary.json")], suite=BENCHMARKS),
+          metrics=lambda cfg: [sibling(table_path(cfg), ".summary.json")], suite=BENCHMARKS, code=BENCHMARK_CODE),
     Stage("figures_groundtruth", "plot_groundtruth", ("benchmark.name", "fidelity", "benchmark.perturbations", "report"),
           deps=lambda cfg: [table_path(cfg), sibling(table_path(cfg), ".gallery.npz")],
           committed=lambda cfg: [groundtruth_figures(cfg)], suite=BENCHMARKS),

@@ -142,3 +142,24 @@ def test_finalize_normalises_and_flags_front(tmp_path):
     front = table[table["pareto_negmse"]]
     assert summary["size"] == len(front) == sum(summary[f"order_{k}"] for k in range(3))
     np.testing.assert_array_equal(minmax(np.array([2.0, 2.0])), [0.0, 0.0])
+
+
+def test_the_table_key_covers_the_code_a_spec_names_by_import_path(monkeypatch):
+    """The model and data set are built from `_target_` and the task metric from the catalog, so no import
+    statement reaches their modules: the key must read their sources itself (editing DigitsCNN recomputes)."""
+    from benchmarks._spec import benchmark_spec
+    from pipeline import fingerprint, groundtruth
+    from pipeline.plugins import code_modules
+
+    spec = benchmark_spec(["benchmark=digits"])
+    roots = (*groundtruth.CODE, *code_modules(spec))
+    files = {p.name for p in fingerprint.module_closure(roots)}
+    assert {"under_test.py", "test_sets.py", "robust_pass.py", "registry.py"} <= files
+    before = groundtruth.table_fingerprint(spec, "assets")
+    real = fingerprint.source_fingerprint
+
+    def edited(code_roots, *args):  # as if pipeline/models/under_test.py had been edited
+        return real(code_roots, *args) + ("-edited" if "pipeline.models.under_test" in code_roots else "")
+
+    monkeypatch.setattr(fingerprint, "source_fingerprint", edited)
+    assert groundtruth.table_fingerprint(spec, "assets") != before

@@ -117,7 +117,7 @@ class EpsilonPAL(Method):
             if fitted_at == 0 or (fitted_at < self.FIT_LIMIT and n >= self.FIT_GROWTH * fitted_at):
                 gps = []
                 for k in range(2):
-                    kernels[k], params, _ = fit_gp(Z[evaluated], values[evaluated, k], kernels[k])
+                    kernels[k], params = self._fit(Z[evaluated], values[evaluated, k], kernels[k])
                     gp = IncrementalGP(Z, **params)
                     for i in evaluated:
                         gp.add(i, values[i, k])
@@ -146,6 +146,14 @@ class EpsilonPAL(Method):
             for k, gp in enumerate(gps):
                 for i in chosen:
                     gp.add(i, values[i, k])
+
+    @staticmethod
+    def _fit(Z: np.ndarray, y: np.ndarray, previous: Kernel | None) -> tuple[Kernel, dict[str, float | np.ndarray]]:
+        """The more likely of two maximum-likelihood fits, one from the default start and one from the previous
+        fit's hyperparameters (a warm start alone can stay in a degenerate optimum found on few points)."""
+        fits = [fit_gp(Z, y)] + ([fit_gp(Z, y, previous)] if previous is not None else [])
+        kernel, params, _ = max(fits, key=lambda fit: fit[2])
+        return kernel, params
 
     @staticmethod
     def _sample(gps: list[IncrementalGP], mean: np.ndarray, root_beta: float, low: np.ndarray, high: np.ndarray,

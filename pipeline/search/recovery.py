@@ -14,6 +14,10 @@ Conventions (the paper leaves them open):
 * It is defined only where both methods reach full recall in every seed (`reached == seeds`): a mean
   over only the seeds that happened to reach it would flatter a method that usually fails. Elsewhere
   it is NaN, shown as "–".
+* Runs that never reach recall 1 are shown too (issue 20): `u_cens_median` is the median over all seeds
+  of the censored u, which counts such a run as |Θ| + 1 (worse than enumerating Θ;
+  `pipeline.search.comparison.censored_u`), so a method that usually fails is not flattered by a mean
+  over its few successes.
 * Both axes are reported, because they can disagree: a method that re-proposes cached configurations
   (TestNav) spends budget b that buys no new u, while Random never repeats itself (b = u).
 """
@@ -24,12 +28,13 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from pipeline.search.comparison import censored_u
 from pipeline.search.metrics import run_metrics
 from pipeline.space import Space
 
 KEYS = ["benchmark", "metric", "method"]
-COLUMNS = [*KEYS, "seeds", "reached", "u_full_mean", "u_full_sd", "u_full_pct", "b_full_mean", "b_full_sd",
-           "final_recall_mean", "final_recall_min", "speedup_u", "speedup_b"]
+COLUMNS = [*KEYS, "seeds", "reached", "u_full_mean", "u_full_sd", "u_full_pct", "u_cens_median", "b_full_mean", "b_full_sd",
+           "final_recall_mean", "final_recall_min", "speedup_u", "speedup_b", "space_size"]
 
 
 def recovery_runs(traces: Iterable[tuple[str, int, pd.DataFrame]], pareto: np.ndarray, space: Space, benchmark: str,
@@ -66,10 +71,12 @@ def recovery_table(runs: pd.DataFrame, reference: str = "testnav", space_size: i
         runs["space_size"] = runs["benchmark"].map(sizes)
     elif "space_size" not in runs.columns:
         raise ValueError("|Θ| is unknown: give space_size, or a space_size column in the runs")
+    runs["u_cens"] = censored_u(runs["u_full"].to_numpy(dtype=float), runs["space_size"].to_numpy())
     g = runs.groupby(KEYS, sort=False)
     out = g.agg(seeds=("seed", "nunique"), reached=("u_full", "count"), u_full_mean=("u_full", "mean"), u_full_sd=("u_full", "std"),
                 b_full_mean=("b_full", "mean"), b_full_sd=("b_full", "std"), final_recall_mean=("final_recall", "mean"),
-                final_recall_min=("final_recall", "min"), space_size=("space_size", "first")).reset_index()
+                final_recall_min=("final_recall", "min"), space_size=("space_size", "first"),
+                u_cens_median=("u_cens", "median")).reset_index()
     out["u_full_pct"] = 100.0 * out["u_full_mean"] / out["space_size"]
     out["speedup_u"] = np.nan
     out["speedup_b"] = np.nan
@@ -94,15 +101,19 @@ def recovery_markdown(table: pd.DataFrame, labels: Mapping[str, str] | None = No
             return "–"
         return f"{mean:,.1f} ± {sd:,.1f}" if not np.isnan(sd) else f"{mean:,.1f}"
 
+    def cens(median: float, size: int) -> str:
+        return f"> \\|Θ\\| (never)" if median > size else f"{median:,.0f}"
+
     def num(value: float, fmt: str) -> str:
         return "–" if np.isnan(value) else format(value, fmt)
 
-    lines = [f"| Benchmark | Metric | Method | Seeds at recall 1 | u to recall 1 | u / \\|Θ\\| (%) | b to recall 1 | Final recall | "
-             f"Speed-up of {reference} (u) | Speed-up of {reference} (b) |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [f"| Benchmark | Metric | Method | Seeds at recall 1 | u to recall 1 | u / \\|Θ\\| (%) | Median u, all seeds | b to recall 1 | "
+             f"Final recall | Speed-up of {reference} (u) | Speed-up of {reference} (b) |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in table.itertuples():
         lines.append(f"| {r.benchmark} | {r.metric} | {labels.get(r.method, r.method)} | {r.reached}/{r.seeds} | "
-                     f"{pm(r.u_full_mean, r.u_full_sd)} | {num(r.u_full_pct, '.1f')} | {pm(r.b_full_mean, r.b_full_sd)} | "
+                     f"{pm(r.u_full_mean, r.u_full_sd)} | {num(r.u_full_pct, '.1f')} | {cens(r.u_cens_median, r.space_size)} | "
+                     f"{pm(r.b_full_mean, r.b_full_sd)} | "
                      f"{r.final_recall_mean:.3f} | {num(r.speedup_u, '.2f')}× | {num(r.speedup_b, '.2f')}× |"
                      .replace("–×", "–"))
     return "\n".join(lines) + "\n"

@@ -51,3 +51,20 @@ def test_each_paired_source_of_the_paired_suite_gets_its_own_stages():
         assert "params" not in s["do"]                                 # every paired.* key comes from conf/paired/<item>.yaml
     assert paired["records_suite"]["do"]["outs"][0] == "${paths.outputs}/records/${item}.parquet"
     assert "${paths.outputs}/records/${item}.parquet" in paired["bounds_suite"]["do"]["deps"]
+
+
+def test_every_registered_search_method_keys_the_search_and_tuning_stages():
+    """The catalog names methods by import path, so no import statement reaches their modules: the search
+    resume keys (`pipeline.search.tables.CODE`) and the search and tune deps must list them all."""
+    from pipeline.catalog import SEARCH_METHODS
+    from pipeline.fingerprint import module_closure
+    from pipeline.search.tables import CODE
+
+    files = {str(p.relative_to(ROOT)) for p in module_closure(CODE)}
+    committed = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    for module in SEARCH_METHODS.modules():
+        path = module.replace(".", "/") + ".py"
+        assert path in files, f"{path} is not in the search resume key"
+        for stage in (committed["search"], committed["tune"], committed["search_suite"]["do"]):
+            assert path in stage["deps"], f"{path} is not a dependency of {stage['cmd']}"
+    assert "pipeline/search/pnd.py" in files and "pipeline/search/evolution.py" in files

@@ -65,6 +65,7 @@ def test_recovery_table_by_hand():
     assert np.isnan(tn.speedup_u) and np.isnan(tn.speedup_b)  # the reference itself
     # Greedy reaches full recall in one seed of two: its mean is over that seed, no speed-up
     assert (gr.reached, gr.u_full_mean, gr.b_full_mean) == (1, 5, 7) and np.isnan(gr.u_full_sd)
+    assert gr.u_cens_median == 7.5 and tn.u_cens_median == 6  # the seed that never reaches recall 1 counts as |Θ| + 1 = 10
     assert gr.final_recall_mean == pytest.approx((1 + 2 / 3) / 2) and gr.final_recall_min == pytest.approx(2 / 3)
     assert np.isnan(gr.speedup_u) and np.isnan(gr.speedup_b)
 

@@ -1,0 +1,156 @@
+"""The held-out comparison of issue 20: unique evaluations u to recover all of P*, per method, on generated
+tables of a split (`pipeline.search.synthetic`) or on the real ground-truth tables, with paired intervals.
+
+    .venv/bin/python benchmarks/bench_search_heldout.py --split dev  --per-family 4 --seeds 3
+    .venv/bin/python benchmarks/bench_search_heldout.py --split test --per-family 4 --seeds 3 --out outputs/heldout/test
+    .venv/bin/python benchmarks/bench_search_heldout.py --split real --seeds 3 --out outputs/heldout/real
+    .venv/bin/python benchmarks/bench_search_heldout.py --split test --methods pnd,random --batch-sizes 1,4,16,36
+    .venv/bin/python benchmarks/bench_search_heldout.py --quick          # 1 table per family, 1 seed, 4^3 lattice (seconds)
+
+Every run is a full search with the proposal budget B = 5·|Θ| and no stopping rule, so the run's own
+estimate of Recall@P* (`est_recall`, where the method writes one) can be checked against the truth.
+Writes to `--out` (default: prints only): runs.csv, one row per (table, method, q, seed): u and rounds
+to recall 1 (NaN if never), |P*|, and at the first proposal whose est_recall reaches 0.95 the u and the
+true recall there; and report.md: the recovery table (mean u over reaching runs, median and mean of the
+censored u, which counts a run that never reaches recall 1 as |Θ| + 1), the paired comparison of each
+method with the reference (`--reference`, default `search.recommended`), a cluster bootstrap over tables
+(`pipeline.search.comparison`), "tie" where the 95% interval covers 0, the u-and-rounds-against-q table,
+and the calibration table.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from pipeline.search import TableOracle, run_metrics, run_search
+from pipeline.search.comparison import compare_to, recovery_summary
+from pipeline.search.parallel import map_runs
+from pipeline.search.synthetic import FAMILIES, split_tables, synthetic_table
+from pipeline.space import Space
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL = {"digits": ("ssim", "kid"), "bbc_news": ("chrf", "bertscore"), "humaneval": ("chrf", "bertscore"),
+        "humaneval_b": ("chrf", "bertscore")}
+CONFIDENT = 0.95  # the estimate at which calibration is read
+
+
+def recommended() -> str:
+    return yaml.safe_load((ROOT / "conf/search/default.yaml").read_text())["recommended"]
+
+
+def problems(split: str, per_family: int, space: Space | None) -> list[tuple[str, str, np.ndarray, Space, np.ndarray]]:
+    """(group, table id, objectives (|Θ|, 2), Θ, P* flags) of every table of the split."""
+    out = []
+    if split == "real":
+        from pipeline.search.ground_truth import GroundTruth
+        from pipeline.search.tables import read_groundtruth
+
+        for bench, metrics in REAL.items():
+            table = read_groundtruth(ROOT / "outputs/groundtruth" / f"{bench}.parquet", bench)
+            names = [c for c in table.columns[: list(table.columns).index("order")]]
+            real_space = Space(tuple(names), int(table[names].to_numpy().max()) + 1)
+            for metric in metrics:
+                gt = GroundTruth.from_table(table, bench, metric, real_space)
+                out.append((f"{bench}·{metric}", f"{bench}·{metric}", gt.oracle.objectives, real_space, gt.pareto))
+        return out
+    for family, seed in split_tables(split, per_family):
+        table = synthetic_table(family, seed, space)
+        s = Space(tuple(table.columns[: list(table.columns).index("order")]), int(table.iloc[:, 0].max()) + 1)
+        oracle = TableOracle.from_table(table, s, delta="delta_norm", rho="rho_norm")
+        pareto = np.zeros(s.size, dtype=bool)
+        pareto[s.indices(table.loc[table["pareto"], list(s.names)].to_numpy())] = True
+        out.append((family, f"{family}-{seed}", oracle.objectives, s, pareto))
+    return out
+
+
+def one_run(group: str, table: str, objectives: np.ndarray, space: Space, pareto: np.ndarray, method: str, q: int,
+            seed: int) -> dict:
+    trace = run_search(method, TableOracle(objectives, space), space, 5 * space.size, seed, batch_size=q)
+    m = run_metrics(trace, pareto, space)
+    row = {"group": group, "table": table, "method": method, "q": q, "seed": seed, "space_size": space.size,
+           "pareto_size": int(pareto.sum()), "u_full": m["u_full"], "final_recall": m["final_recall"],
+           "rounds_full": np.nan, "u_confident": np.nan, "recall_confident": np.nan}
+    if not np.isnan(m["u_full"]):
+        row["rounds_full"] = int(trace.loc[trace["u"] >= m["u_full"], "round"].iloc[0])
+    if "est_recall" in trace:
+        hit = np.flatnonzero(trace["est_recall"].to_numpy() >= CONFIDENT)
+        if len(hit):
+            row["u_confident"] = int(trace["u"].iloc[hit[0]])
+            row["recall_confident"] = run_metrics(trace.iloc[: hit[0] + 1], pareto, space)["final_recall"]
+    return row
+
+
+def markdown(df: pd.DataFrame, digits: int = 1) -> str:
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in df.itertuples(index=False):
+        cells = [f"{v:,.{digits}f}" if isinstance(v, float) else str(v) for v in row]
+        lines.append("| " + " | ".join(c.replace("nan", "–") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def report(runs: pd.DataFrame, reference: str, rng: np.random.Generator) -> str:
+    q1 = runs[runs["q"] == 1]
+    parts = ["## Recovery (q = 1)\n", markdown(recovery_summary(q1, ["group"]).merge(
+        q1.groupby("group", sort=False)["pareto_size"].mean().rename("mean |P*|").reset_index(), on="group"))]
+    if reference in set(q1["method"]) and q1["method"].nunique() > 1:
+        both = []
+        pairs = q1[q1["method"] == reference].groupby("group").size()
+        scopes = [("all tables", q1.assign(group="all"))] + ([("per group", q1)] if pairs.min() >= 2 else [])
+        for scope, frame in scopes:
+            cmp = compare_to(frame, reference, ["group"], rng, ids=("table", "seed"), cluster=("table",))
+            both.append(cmp.assign(scope=scope))
+        cmp = pd.concat(both)[["scope", "group", "method", "reference", "mean_diff", "lo", "hi", "ratio", "verdict"]]
+        parts += [f"\n## Censored u of each method minus {reference}'s (95% cluster-bootstrap interval over tables)\n", markdown(cmp)]
+    by_q = runs.groupby(["method", "q"], sort=False).agg(runs=("u_full", "size"), reached=("u_full", "count"),
+                                                         u_mean=("u_full", "mean"), rounds_mean=("rounds_full", "mean"))
+    if runs["q"].nunique() > 1:
+        parts += ["\n## u and rounds to recall 1 against q (mean over runs that reach it)\n", markdown(by_q.reset_index())]
+    calib = runs.dropna(subset=["recall_confident"])
+    if len(calib):
+        table = calib.groupby(["method", "q"], sort=False).agg(
+            runs=("recall_confident", "size"), u_at_estimate=("u_confident", "mean"), true_recall_mean=("recall_confident", "mean"),
+            true_recall_min=("recall_confident", "min"), share_at_least_0_9=("recall_confident", lambda r: float((r >= 0.9).mean())))
+        parts += [f"\n## Calibration: the true Recall@P* at the first proposal where est_recall ≥ {CONFIDENT}\n",
+                  markdown(table.reset_index(), 3)]
+    return "".join(parts)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--split", choices=("dev", "test", "real"), default="dev")
+    ap.add_argument("--per-family", type=int, default=4, help="generated tables per family")
+    ap.add_argument("--seeds", type=int, default=3, help="search seeds per table and method")
+    ap.add_argument("--methods", default="pnd,testnav,random,optuna_nsga2,optuna_tpe,optuna_gp,botorch_qlognehvi,epal")
+    ap.add_argument("--batch-sizes", default="1", help="q values, comma-separated")
+    ap.add_argument("--reference", default=None, help="the method the others are compared with (default: search.recommended)")
+    ap.add_argument("--workers", type=int, default=0, help="worker processes (0: every core)")
+    ap.add_argument("--out", type=Path, default=None, help="folder for runs.csv and report.md")
+    ap.add_argument("--quick", action="store_true", help="1 table per family on a 4^3 lattice, 1 seed, GP-PND and Random only")
+    args = ap.parse_args(argv)
+    methods = args.methods.split(",") if not args.quick else ["pnd", "random"]
+    space = Space(("p0", "p1", "p2"), 4) if args.quick else None
+    per_family, seeds = (1, 1) if args.quick else (args.per_family, args.seeds)
+    split = "dev" if args.quick else args.split
+    qs = [int(q) for q in args.batch_sizes.split(",")]
+    tables = problems(split, per_family, space)
+    jobs = [dict(group=g, table=t, objectives=o, space=s, pareto=p, method=m, q=q, seed=seed)
+            for g, t, o, s, p in tables for m in methods for q in qs for seed in range(seeds)]
+    print(f"{len(jobs)} runs: {len(tables)} tables of split {split!r} ({', '.join(FAMILIES) if split != 'real' else 'real pairs'}), "
+          f"methods {methods}, q {qs}, {seeds} seeds", file=sys.stderr)
+    runs = pd.DataFrame(list(map_runs(one_run, jobs, args.workers, desc=f"held-out {split}")))
+    text = report(runs, args.reference or recommended(), np.random.default_rng(0))
+    print(text)
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        runs.to_csv(args.out / "runs.csv", index=False)
+        (args.out / "report.md").write_text(text)
+
+
+if __name__ == "__main__":
+    main()
