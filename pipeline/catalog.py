@@ -61,6 +61,8 @@ SEARCH_METHODS: Registry = Registry("search method", {
     "optuna_gp": Entry("pipeline.search.optuna_samplers:OptunaGP", {"population": False}),
     "botorch_qlognehvi": Entry("pipeline.search.botorch_ehvi:BoTorchQLogNEHVI", {"population": False}),
     "epal": Entry("pipeline.search.epal:EpsilonPAL", {"population": False}),
+    "testnav_lattice": Entry("pipeline.search.ablations:TestNavLatticeStart", {"population": True}),
+    "pnd_uniform": Entry("pipeline.search.ablations:UniformStartPND", {"population": False}),
     **{n: Entry("pipeline.search.guided:guided_method", {"population": True}, (n,)) for n in _ADEQUACY_LABELS},
 })
 SELECTIONS = ("dominance", "rank_crowding")  # NSGA-II parent selection (`pipeline.search.variation.TOURNAMENTS`)

@@ -20,7 +20,7 @@ import json
 
 from omegaconf import OmegaConf
 
-from pipeline.config.search import live_methods
+from pipeline.config.search import live_methods, seeds_of
 from pipeline.fingerprint import unit_key
 from pipeline.io import parquet_bytes, read_parquet_bytes, write_parquet
 from pipeline.plugins import check_plugins
@@ -56,7 +56,7 @@ def run_table(cfg) -> None:
             guide = method_class(method).guide
             oracle = TableOracle.from_table(table, space, delta=guide, rho=f"rho_{metric}_norm") if guide else problem.oracle
             extra = dict(guide=column_digest(table, guide)) if guide else {}
-            for seed in range(int(cfg.search.seeds)):
+            for seed in range(seeds_of(cfg.search, method)):
                 job = dict(method=method, seed=seed, budget=budget(cfg, space.size), batch_size=int(cfg.search.batch_size),
                            **hyperparameters(cfg, method))
                 jobs.append(dict(job, oracle=oracle, space=space, truth=problem.oracle if guide else None))

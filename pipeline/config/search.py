@@ -60,6 +60,7 @@ class SearchConfig:
     methods: list[str] = MISSING
     metrics: list[str] | None = MISSING
     seeds: int = MISSING
+    method_seeds: dict[str, int] = field(default_factory=dict)
     budget_factor: int = MISSING
     budget: int | None = MISSING
     eta_c: float = MISSING
@@ -101,6 +102,11 @@ def _population_methods(methods: Sequence[str]) -> list[str]:
     return [m for m in methods if SEARCH_METHODS.facts(m).get("population")]
 
 
+def seeds_of(s: Mapping[str, Any], method: str) -> int:
+    """Seeds 0..k−1 of `method` in table mode: `search.method_seeds[method]` (the slow anchors run fewer), else `search.seeds`."""
+    return int(s["method_seeds"].get(method, s["seeds"]))
+
+
 def live_methods(s: Mapping[str, Any]) -> list[str]:
     """The methods live search runs: `search.live.methods`, or the recommended method when that is null."""
     return list(s["live"]["methods"]) if s["live"]["methods"] is not None else [s["recommended"]]
@@ -135,6 +141,9 @@ def check_search(s: dict[str, Any], bench: dict[str, Any], fidelity: list[str], 
     if s["metrics"] is not None:
         distinct_names("search.metrics", s["metrics"], fidelity, "fidelity metrics", " (search.metrics ⊆ fidelity)")
     at_least("search.seeds", s["seeds"], 1)
+    for method, seeds in s["method_seeds"].items():
+        choice("search.method_seeds", method, list(s["methods"]), " (a method of search.methods)")
+        at_least(f"search.method_seeds.{method}", seeds, 1)
     at_least("search.budget_factor", s["budget_factor"], 1, " (B = budget_factor × |Θ|)")
     optional_at_least("search.budget", s["budget"], 1, f"B = budget_factor × |Θ| = {s['budget_factor'] * size}")
     positive("search.eta_c", s["eta_c"], " (SBX distribution index)")

@@ -66,10 +66,14 @@ class Evolutionary(Method):
     def _survive(self, F: np.ndarray, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Indices of the n survivors among the rows of F, and their tournament keys."""
 
+    def _initial(self, space: Space, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Indices of the n configurations of the initial population: drawn uniformly without replacement."""
+        return rng.choice(space.size, size=n, replace=False)
+
     def _do(self, ledger: Ledger, space: Space, rng: np.random.Generator) -> None:
         if self.mu > space.size:
             raise ValueError(f"mu={self.mu} exceeds |Θ|={space.size}: the initial population is sampled without replacement")
-        X = space.grid()[rng.choice(space.size, size=min(self.mu, ledger.remaining), replace=False)]
+        X = space.grid()[self._initial(space, min(self.mu, ledger.remaining), rng)]
         F = self._objectives(ledger.propose(X))
         keep, keys = self._survive(F, self.mu, rng)
         X, F = X[keep], F[keep]

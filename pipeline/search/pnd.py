@@ -78,6 +78,16 @@ def lattice_design(space: Space) -> np.ndarray:
     return idx[np.sort(np.unique(idx, return_index=True)[1])]
 
 
+def initial_design(space: Space, rng: np.random.Generator) -> np.ndarray:
+    """GP-PND's initial design: `lattice_design` plus ⌈n·(ℓ−1)/2⌉ configurations drawn uniformly from the
+    rest, all in a random order (module docstring)."""
+    design = lattice_design(space)
+    rest = np.setdiff1d(np.arange(space.size), design)
+    extra = rng.choice(rest, size=min(len(rest), math.ceil(space.n_dims * (space.levels - 1) / 2)), replace=False)
+    design = np.concatenate([design, extra])
+    return design[rng.permutation(len(design))]
+
+
 def domination_margin(points: np.ndarray, front: np.ndarray) -> np.ndarray:
     """Additive ε-indicator of each point (δ, ρ) against a front (both maximised): min over q in the
     front of max(δ − δ_q, ρ − ρ_q). Positive: the point would extend the front by that much on its
@@ -285,6 +295,10 @@ class ParetoProbability(Method):
             gp.add(int(i), float(wy))
         return gp, warp
 
+    def _design(self, space: Space, rng: np.random.Generator) -> np.ndarray:
+        """The initial design (module docstring), in a random order."""
+        return initial_design(space, rng)
+
     @staticmethod
     def _pick(gps: list[IncrementalGP], front: np.ndarray, seen: np.ndarray, rng: np.random.Generator) -> int:
         """The unevaluated input with the highest probability of non-domination (ties: margin, then random)."""
@@ -312,11 +326,7 @@ class ParetoProbability(Method):
     def _do(self, ledger: Ledger, space: Space, rng: np.random.Generator) -> None:
         grid = space.grid()
         Z = np.hstack([grid / (space.levels - 1), (grid > 0).astype(float)])
-        design = lattice_design(space)
-        rest = np.setdiff1d(np.arange(space.size), design)
-        extra = rng.choice(rest, size=min(len(rest), math.ceil(space.n_dims * (space.levels - 1) / 2)), replace=False)
-        design = np.concatenate([design, extra])
-        design = design[rng.permutation(len(design))]
+        design = self._design(space, rng)
 
         q = ledger.batch_size
         seen = np.zeros(space.size, dtype=bool)

@@ -9,7 +9,7 @@ mean final recalls), then by the mean AUC-Recall@P* over pairs and seeds, then b
 η_c, η_m, μ first). `tie_report` says how many settings tied under the paper's rule, where the
 tie-break decided, and where a given setting (the paper's own (1, 5, 110)) ranks.
 
-Every grid run uses the search stage's budget B (`pipeline.search.budget`) and its other
+Every grid run uses the search stage's budget B (`pipeline.config.search.search_budget`) and its other
 hyperparameters (parent selection, duplicate elimination): only η_c, η_m and μ vary.
 """
 from __future__ import annotations

@@ -179,7 +179,7 @@ BAD = [
     (["benchmark.dataset.test_limit=-1"], "benchmark.dataset.test_limit", "-1", "null (all images) or an integer ≥ 1"),
     (["fidelity=[]"], "fidelity", "[]", "a non-empty list of fidelity metrics among ssim, kid"),
     (["paired.primary_lambda=0.55"], "paired.primary_lambda", "0.55", "a value of the paired.lambdas grid: 0, 0.1, 0.2"),
-    (["search.seedz=3"], "search.seedz", "3", "not a key of search; valid keys: budget, budget_factor"),
+    (["search.seedz=3"], "search.seedz", "3", "not a key of search; valid keys: batch_size, budget, budget_factor"),
     (["benchmark=tiny", "search.mu=200"], "search.mu", "200", "null (derived: 4) or an integer in 2..9 (μ ≤ |Θ| = 3^2 = 9"),
     (["benchmark.perturbations=[fogg,brightness]"], "benchmark.perturbations[0]", "'fogg'", "a perturbation of modality 'vision': brightness, contrast,"),
     (["fidelity=[ssim,fid]"], "fidelity[1]", "'fid'", "one of ssim, kid"),

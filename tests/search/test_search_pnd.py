@@ -9,7 +9,8 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
 from pipeline.pareto import pareto_mask
-from pipeline.search import METHODS, TableOracle, run_metrics, run_search
+from pipeline.search import METHODS, LiveOracle, TableOracle, run_metrics, run_search
+from pipeline.search.ground_truth import GroundTruth
 from pipeline.search.monotonicity import edge_monotonicity, lattice_edges, table_monotonicity
 from pipeline.search.pnd import (
     IncrementalGP,
@@ -194,3 +195,46 @@ def test_monotonicity_errors_and_table_form():
         lattice_edges(space, 2)
     t = table_monotonicity(synthetic_table(Space(NAMES4, 3)), "syn", "kid")
     assert t[["benchmark", "metric"]].drop_duplicates().values.tolist() == [["syn", "kid"]] and len(t) == 5
+
+
+@pytest.mark.parametrize("q", [1, 4])
+def test_est_recall_uses_only_what_was_evaluated(q):
+    """Scramble the values of every configuration the run did not evaluate: the run, its estimates included,
+    must not change (so the estimate reads nothing a user without the ground truth would not have)."""
+    space = Space(NAMES4, 4)
+    table = synthetic_table(space, seed=2)
+    oracle = TableOracle.from_table(table, space)
+    trace = run_search("pnd", oracle, space, 80, seed=1, batch_size=q)
+    assert trace["est_recall"].notna().sum() > 20
+    evaluated = space.indices(trace[list(space.names)].to_numpy())
+    hidden = np.setdiff1d(np.arange(space.size), evaluated)
+    scrambled = oracle.objectives.copy()
+    scrambled[hidden] = np.random.default_rng(0).permutation(scrambled[hidden])[:, ::-1]  # shuffled, δ and ρ swapped
+    again = run_search("pnd", TableOracle(scrambled, space), space, 80, seed=1, batch_size=q)
+    pd.testing.assert_frame_equal(again, trace)
+
+
+def test_est_recall_tracks_the_true_recall_and_ends_at_one():
+    space = Space(NAMES4, 4)
+    problem = GroundTruth.from_table(synthetic_table(space, seed=3), "syn", "ssim")
+    trace = run_search("pnd", problem.oracle, space, space.size, seed=0)
+    est = trace["est_recall"].to_numpy()
+    true = np.cumsum(trace["is_new"].to_numpy() & problem.pareto[space.indices(trace[list(space.names)].to_numpy())]) / problem.pareto.sum()
+    assert est[-1] == 1.0 and true[-1] == 1.0  # nothing left unevaluated: the estimate is certain
+    known = ~np.isnan(est)
+    assert np.corrcoef(est[known], true[known])[0, 1] > 0.8
+
+
+def test_batches_and_the_stopping_rule():
+    space = Space(NAMES4, 4)
+    problem = GroundTruth.from_table(synthetic_table(space, seed=3), "syn", "ssim")
+    calls = []
+    oracle = LiveOracle(lambda ts: calls.append(len(ts)) or problem.oracle.evaluate_batch(np.array(ts)).tolist())
+    trace = run_search("pnd", oracle, space, space.size, seed=0, batch_size=4, stop_at_recall=0.9)
+    assert max(calls) <= 4 and len(calls) == trace["round"].iloc[-1]  # one oracle batch of at most q per round
+    assert trace["round"].is_monotonic_increasing and trace.groupby("round").size().max() <= 4
+    est = trace["est_recall"].to_numpy()
+    assert est[-1] >= 0.9 and (np.nan_to_num(est[:-4]) < 0.9).all()  # it stops in the round the estimate reaches 0.9
+    assert len(trace) < space.size
+    with pytest.raises(ValueError, match="stop_at_recall"):
+        run_search("pnd", oracle, space, 10, seed=0, stop_at_recall=1.5)
