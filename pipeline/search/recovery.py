@@ -102,7 +102,7 @@ def recovery_markdown(table: pd.DataFrame, labels: Mapping[str, str] | None = No
         return f"{mean:,.1f} ± {sd:,.1f}" if not np.isnan(sd) else f"{mean:,.1f}"
 
     def cens(median: float, size: int) -> str:
-        return f"> \\|Θ\\| (never)" if median > size else f"{median:,.0f}"
+        return "> \\|Θ\\| (never)" if median > size else f"{median:,.0f}"
 
     def num(value: float, fmt: str) -> str:
         return "–" if np.isnan(value) else format(value, fmt)
