@@ -141,8 +141,9 @@ def check_search(s: dict[str, Any], bench: dict[str, Any], fidelity: list[str], 
     if s["metrics"] is not None:
         distinct_names("search.metrics", s["metrics"], fidelity, "fidelity metrics", " (search.metrics ⊆ fidelity)")
     at_least("search.seeds", s["seeds"], 1)
-    for method, seeds in s["method_seeds"].items():
-        choice("search.method_seeds", method, list(s["methods"]), " (a method of search.methods)")
+    for method, seeds in s["method_seeds"].items():  # methods not in search.methods are not run: their entry is unused
+        if not is_import_path(method):
+            choice("search.method_seeds", method, valid, " (a search method)")
         at_least(f"search.method_seeds.{method}", seeds, 1)
     at_least("search.budget_factor", s["budget_factor"], 1, " (B = budget_factor × |Θ|)")
     optional_at_least("search.budget", s["budget"], 1, f"B = budget_factor × |Θ| = {s['budget_factor'] * size}")

@@ -99,7 +99,7 @@ def assert_rejected(folder: Path, mode: str, script: str, overrides: tuple[str, 
 
 
 SETTINGS = [  # (script, override, what the line must say); each runs in both modes
-    ("search", "search.seedz=3", "search.seedz: 3 — not a key of search; valid keys: budget"),
+    ("search", "search.seedz=3", "search.seedz: 3 — not a key of search; valid keys: batch_size, budget"),
     ("search", "search.budget=0", "search.budget: 0 — null (B = budget_factor × |Θ|"),
     ("search", "search.seeds=0", "search.seeds: 0 — an integer ≥ 1"),
     ("search", "search.seeds=-2", "search.seeds: -2 — an integer ≥ 1"),
