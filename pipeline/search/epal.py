@@ -35,6 +35,11 @@ Beyond the paper (Recall@P* counts evaluated configurations, so a long run shoul
 fewer unevaluated points are left in P_t ∪ U_t than the round takes (in particular once U_t is empty), the
 round is filled with discarded ones, the largest additive margin of their predicted mean over the evaluated
 front (`pnd.domination_margin`) first. Nothing is proposed twice, so a run stops after |Θ| proposals.
+
+Measured cost (the 6^4 `synthetic_table`, SSIM-derived ρ, seed 0, one pinned thread on a shared 2-core
+machine): 4 s to u = 600, 31 s for all of Θ; full recall at u = 199. On that run ε-PAL's own rule had
+classified every point after some 50 iterations, 24 of the 30 members of P* discarded (its first regions, from
+a GP on 10 points, are narrow): the continuation above found them.
 """
 from __future__ import annotations
 
