@@ -1,8 +1,8 @@
 """Benchmark specs for the speed measurements, built the way the stages build theirs.
 
 `compose_config` is Hydra's composition of conf/ with overrides, validated by the schema
-(`pipeline.config.validate_config`), as `scripts._entry.compose_job` does; `benchmark_spec` turns it into
-the dict the library takes (`pipeline.builders`), exactly as `scripts._entry.benchmark_spec` does. The
+(`pipeline.config.validate_config`), as `pipeline.stages.runner.compose_job` does; `benchmark_spec` turns it into
+the dict the library takes (`pipeline.builders`), exactly as `pipeline.stages.runner.benchmark_spec` does. The
 benchmarks depend on the library and conf/ only, never on the stage entry points;
 `tests/benchmarks/test_benchmark_scripts.py` checks that both build the same specs.
 """

@@ -5,15 +5,19 @@ tables of a split (`pipeline.search.synthetic`) or on the real ground-truth tabl
     .venv/bin/python benchmarks/bench_search_heldout.py --split test --per-family 4 --seeds 3 --out outputs/heldout/test
     .venv/bin/python benchmarks/bench_search_heldout.py --split real --seeds 3 --out outputs/heldout/real
     .venv/bin/python benchmarks/bench_search_heldout.py --split test --methods pnd,random --batch-sizes 1,4,16,36
+    .venv/bin/python benchmarks/bench_search_heldout.py --split test --per-family 1 --seeds 1 --budget 200 \
+        --methods pnd,optuna_gp,botorch_qlognehvi                         # the slow GP anchors, budget-matched
     .venv/bin/python benchmarks/bench_search_heldout.py --quick          # 1 table per family, 1 seed, 4^3 lattice (seconds)
 
-Every run is a full search with the proposal budget B = 5·|Θ| and no stopping rule, so the run's own
-estimate of Recall@P* (`est_recall`, where the method writes one) can be checked against the truth.
+Every run is a full search with the proposal budget B = 5·|Θ| (or `--budget`) and no stopping rule, so the
+run's own estimate of Recall@P* (`est_recall`, where the method writes one) can be checked against the truth.
+With a `--budget` too small to recover P*, the report compares the members of P* each run still misses
+after its B proposals (|P*| · (1 − recall)), paired by table and seed.
 Writes to `--out` (default: prints only): runs.csv, one row per (table, method, q, seed): u and rounds
 to recall 1 (NaN if never), |P*|, and at the first proposal whose est_recall reaches 0.95 the u and the
 true recall there; and report.md: the recovery table (mean u over reaching runs, median and mean of the
-censored u, which counts a run that never reaches recall 1 as |Θ| + 1), the paired comparison of each
-method with the reference (`--reference`, default `search.recommended`), a cluster bootstrap over tables
+censored u, which counts a run that never reaches recall 1 as |Θ| + 1) and, at each q, the paired comparison of
+each method with the reference (`--reference`, default `search.recommended`), a cluster bootstrap over tables
 (`pipeline.search.comparison`), "tie" where the 95% interval covers 0, the u-and-rounds-against-q table,
 and the calibration table.
 """
@@ -29,7 +33,7 @@ import yaml
 
 from pipeline.numerics import ensure_pinned
 from pipeline.search import TableOracle, run_metrics, run_search
-from pipeline.search.comparison import compare_to, recovery_summary
+from pipeline.search.comparison import compare_to, paired_difference, recovery_summary
 from pipeline.search.ground_truth import table_space
 from pipeline.search.parallel import map_runs
 from pipeline.search.synthetic import FAMILIES, split_tables, synthetic_table
@@ -69,11 +73,11 @@ def problems(split: str, per_family: int, space: Space | None) -> list[tuple[str
 
 
 def one_run(group: str, table: str, objectives: np.ndarray, space: Space, pareto: np.ndarray, method: str, q: int,
-            seed: int) -> dict:
-    trace = run_search(method, TableOracle(objectives, space), space, 5 * space.size, seed, batch_size=q)
+            seed: int, budget: int | None = None) -> dict:
+    trace = run_search(method, TableOracle(objectives, space), space, budget or 5 * space.size, seed, batch_size=q)
     m = run_metrics(trace, pareto, space)
     row = {"group": group, "table": table, "method": method, "q": q, "seed": seed, "space_size": space.size,
-           "pareto_size": int(pareto.sum()), "u_full": m["u_full"], "final_recall": m["final_recall"],
+           "pareto_size": int(pareto.sum()), "u_full": m["u_full"], "final_recall": m["final_recall"], "unique": m["unique"],
            "rounds_full": np.nan, "u_confident": np.nan, "recall_confident": np.nan}
     if not np.isnan(m["u_full"]):
         row["rounds_full"] = int(trace.loc[trace["u"] >= m["u_full"], "round"].iloc[0])
@@ -95,18 +99,23 @@ def markdown(df: pd.DataFrame, digits: int = 1) -> str:
 
 
 def report(runs: pd.DataFrame, reference: str, rng: np.random.Generator) -> str:
-    q1 = runs[runs["q"] == 1]
-    parts = ["## Recovery (q = 1)\n", markdown(recovery_summary(q1, ["group"]).merge(
-        q1.groupby("group", sort=False)["pareto_size"].mean().rename("mean |P*|").reset_index(), on="group"))]
-    if reference in set(q1["method"]) and q1["method"].nunique() > 1:
+    parts = []
+    for q, at_q in runs.groupby("q", sort=True):
+        parts += [f"## Recovery (q = {q})\n", markdown(recovery_summary(at_q, ["group"]).merge(
+            at_q.groupby("group", sort=False)["pareto_size"].mean().rename("mean |P*|").reset_index(), on="group"))]
+        if reference not in set(at_q["method"]) or at_q["method"].nunique() < 2:
+            continue
         both = []
-        pairs = q1[q1["method"] == reference].groupby("group").size()
-        scopes = [("all tables", q1.assign(group="all"))] + ([("per group", q1)] if pairs.min() >= 2 else [])
+        pairs = at_q[at_q["method"] == reference].groupby("group").size()
+        scopes = [("all tables", at_q.assign(group="all"))] + ([("per group", at_q)] if pairs.min() >= 2 else [])
         for scope, frame in scopes:
             cmp = compare_to(frame, reference, ["group"], rng, ids=("table", "seed"), cluster=("table",))
             both.append(cmp.assign(scope=scope))
         cmp = pd.concat(both)[["scope", "group", "method", "reference", "mean_diff", "lo", "hi", "ratio", "verdict"]]
-        parts += [f"\n## Censored u of each method minus {reference}'s (95% cluster-bootstrap interval over tables)\n", markdown(cmp)]
+        parts += [f"\n## Censored u of each method minus {reference}'s at q = {q} (95% cluster-bootstrap interval over tables)\n",
+                  markdown(cmp), "\n"]
+    if runs["u_full"].isna().mean() > 0.5:  # a budget too small to recover P*: compare what is still missed
+        parts.append(missed_report(runs, reference, rng))
     by_q = runs.groupby(["method", "q"], sort=False).agg(runs=("u_full", "size"), reached=("u_full", "count"),
                                                          u_mean=("u_full", "mean"), rounds_mean=("rounds_full", "mean"))
     if runs["q"].nunique() > 1:
@@ -121,6 +130,27 @@ def report(runs: pd.DataFrame, reference: str, rng: np.random.Generator) -> str:
     return "".join(parts)
 
 
+def missed_report(runs: pd.DataFrame, reference: str, rng: np.random.Generator) -> str:
+    """Members of P* still unfound after the budget, per method (mean), and each method's paired difference
+    with the reference's (cluster bootstrap over tables; smaller is better)."""
+    runs = runs.assign(missed=runs["pareto_size"] * (1 - runs["final_recall"]))
+    rows = []
+    ref = runs[runs["method"] == reference].set_index(["table", "q", "seed"])["missed"]
+    for (method, q), frame in runs.groupby(["method", "q"], sort=False):
+        row = {"method": method, "q": q, "runs": len(frame), "unique_mean": frame["unique"].mean(),
+               "recall_mean": frame["final_recall"].mean(), "missed_mean": frame["missed"].mean()}
+        if method != reference and len(frame) >= 2:
+            both = frame.set_index(["table", "q", "seed"])["missed"].to_frame("m").join(ref.rename("r"), how="inner")
+            codes = pd.factorize(both.index.get_level_values("table"))[0]
+            d = paired_difference(both["m"].to_numpy(), both["r"].to_numpy(), rng, groups=codes if codes.max() > 0 else None)
+            verdict = {"a better": "better", "b better": "worse"}.get(str(d["verdict"]), str(d["verdict"]))
+            row.update(diff=d["mean_diff"], lo=d["lo"], hi=d["hi"], verdict=verdict)
+        rows.append(row)
+    budget = int(runs["unique"].max())
+    return (f"\n## Members of P* still missed after the budget (b ≤ {budget} proposals), each method minus {reference} "
+            "(95% cluster-bootstrap interval over tables)\n" + markdown(pd.DataFrame(rows), 2))
+
+
 def main(argv: list[str] | None = None) -> None:
     ensure_pinned()  # one BLAS thread per process, as the stages run: the numbers here come out the same elsewhere
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -129,6 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seeds", type=int, default=3, help="search seeds per table and method")
     ap.add_argument("--methods", default="pnd,testnav,random,optuna_nsga2,optuna_tpe,optuna_gp,botorch_qlognehvi,epal")
     ap.add_argument("--batch-sizes", default="1", help="q values, comma-separated")
+    ap.add_argument("--budget", type=int, default=None, help="proposals per run (default: 5·|Θ|)")
     ap.add_argument("--batch-methods", default=None, help="the methods run at q > 1 (default: the reference only)")
     ap.add_argument("--reference", default=None, help="the method the others are compared with (default: search.recommended)")
     ap.add_argument("--workers", type=int, default=0, help="worker processes (0: every core)")
@@ -143,7 +174,7 @@ def main(argv: list[str] | None = None) -> None:
     reference = args.reference or recommended()
     batched = set(args.batch_methods.split(",")) if args.batch_methods else {reference}
     tables = problems(split, per_family, space)
-    jobs = [dict(group=g, table=t, objectives=o, space=s, pareto=p, method=m, q=q, seed=seed)
+    jobs = [dict(group=g, table=t, objectives=o, space=s, pareto=p, method=m, q=q, seed=seed, budget=args.budget)
             for g, t, o, s, p in tables for m in methods for q in qs if q == 1 or m in batched for seed in range(seeds)]
     print(f"{len(jobs)} runs: {len(tables)} tables of split {split!r} ({', '.join(FAMILIES) if split != 'real' else 'real pairs'}), "
           f"methods {methods}, q {qs}, {seeds} seeds", file=sys.stderr)

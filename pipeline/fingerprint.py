@@ -4,7 +4,7 @@ that compute it, the versions of the libraries that change its numbers, and the 
 The modules are found from imports, not from a hand-kept list: `module_closure` follows every `import`
 statement (module level and inside functions) that names a project module, transitively, and
 `source_fingerprint` hashes the files it reached. The same closure gives each DVC stage its code
-dependencies (`scripts/stages.py`, from the closure of `scripts.<stage>`), so a cache key and a stage's
+dependencies (`pipeline.stages.table`, from the closure of `scripts.<stage>`), so a cache key and a stage's
 deps cannot disagree. A user's plug-in, outside the project, enters a key through `sources_digest` of
 the files of its package (`source_files`).
 """
@@ -27,7 +27,7 @@ SEARCH_PATH = (ROOT,)  # where project modules live
 PROJECT_PACKAGES = ("pipeline", "scripts")  # the library and the stage scripts (`scripts.<stage>`)
 # Modules that route but compute no value: their own source counts, what they import does not (the stage
 # table imports every stage's paths to list them).
-LEAVES = ("scripts.stages",)
+LEAVES = ("pipeline.stages.table",)
 
 # Distributions whose versions can change a computed number (kernels, RNG streams, file encodings).
 NUMERIC_LIBRARIES = ("numpy", "scipy", "torch", "torchvision", "torchmetrics", "scikit-image", "scikit-learn",

@@ -7,7 +7,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from pipeline.io import write_text
-from scripts.paths import CONF_DIR, PARAMS
+from pipeline.stages.layout import CONF_DIR, PARAMS
 
 if __name__ == "__main__":
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):

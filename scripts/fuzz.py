@@ -3,6 +3,8 @@ outputs/fuzz/<adapter>/report.json (the full report), summary.txt (its text) and
 
     python scripts/fuzz.py fuzz.adapter=geometric     # or weights | severity (the digits CNN of `prepare`)
     python scripts/fuzz.py fuzz.adapter=severity fuzz.adapters.severity.adversarial_tolerance=0.2
+    python scripts/fuzz.py +fuzz/adapters@fuzz.adapters.mine=external fuzz.adapter=mine \
+        fuzz.adapters.mine._target_=my_pkg.fuzz.MyAdapter                 # your own (conf/fuzz/adapters/external.yaml)
 
 A finished campaign is kept in a resume store (data/cache/store/fuzz/<adapter>.sqlite) keyed by its
 settings, the prepared model, the fuzzing code and the library versions; its wall time goes to
@@ -15,14 +17,14 @@ import time
 from pipeline.fuzz.adapters import check_adapter_name
 from pipeline.fuzz.adapters.build import cached_campaign, not_applicable, report_metrics
 from pipeline.io import write_json, write_text
-from scripts._entry import plain, run_stage
-from scripts.paths import asset_digest, fuzz_assets, fuzz_dir, store_path
+from pipeline.stages.runner import plain, run_stage
+from pipeline.stages.layout import asset_digest, fuzz_assets, fuzz_dir, store_path
 
 
 def main(cfg) -> None:
     if "fuzz" not in cfg:
         raise ValueError("the configuration has no `fuzz` section; add `- fuzz: default` to conf/config.yaml's defaults")
-    name = check_adapter_name(str(cfg.fuzz.adapter))
+    name = check_adapter_name(str(cfg.fuzz.adapter), cfg.fuzz.adapters.get(str(cfg.fuzz.adapter)))
     out = fuzz_dir(cfg, name)
     reason = not_applicable(name, str(cfg.model.kind), str(cfg.benchmark.name), str(cfg.benchmark.modality))
     if reason is not None:

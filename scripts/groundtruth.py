@@ -20,8 +20,8 @@ from pipeline.groundtruth import evaluate_shard, table_fingerprint, write_final
 from pipeline.io import write_parquet
 from pipeline.perturb.materialize import open_store
 from pipeline.plugins import check_plugins
-from scripts._entry import benchmark_spec, run_stage
-from scripts.paths import asset_digest, data_dir, final_paths, perturb_root, shard_store, timings_path
+from pipeline.stages.runner import benchmark_spec, run_stage
+from pipeline.stages.layout import asset_digest, data_dir, final_paths, perturb_root, shard_store, timings_path
 
 
 def main(cfg) -> None:

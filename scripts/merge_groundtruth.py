@@ -8,8 +8,8 @@ import json
 from pipeline.builders import build_benchmark, build_space
 from pipeline.groundtruth import merge_shards, read_shard, table_fingerprint, write_final
 from pipeline.plugins import check_plugins
-from scripts._entry import benchmark_spec, run_stage
-from scripts.paths import asset_digest, data_dir, final_paths, shard_store
+from pipeline.stages.runner import benchmark_spec, run_stage
+from pipeline.stages.layout import asset_digest, data_dir, final_paths, shard_store
 
 
 def main(cfg) -> None:

@@ -19,8 +19,8 @@ from pipeline.builders import build_inputs
 from pipeline.io import write_json, write_parquet
 from pipeline.perturb.materialize import PerturbationStore, materialize, order_bound
 from pipeline.plugins import check_plugins
-from scripts._entry import benchmark_spec, run_stage
-from scripts.paths import data_dir, perturb_manifest, perturb_root, timings_path
+from pipeline.stages.runner import benchmark_spec, run_stage
+from pipeline.stages.layout import data_dir, perturb_manifest, perturb_root, timings_path
 
 
 def main(cfg) -> None:

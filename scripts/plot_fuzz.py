@@ -12,14 +12,14 @@ from pipeline.figures.fuzz import render_fuzz_figures
 from pipeline.fuzz.adapters import check_adapter_name
 from pipeline.fuzz.report import StructuralFuzzReport
 from pipeline.io import write_text
-from scripts._entry import run_stage
-from scripts.paths import fuzz_dir, fuzz_figures
+from pipeline.stages.runner import run_stage
+from pipeline.stages.layout import fuzz_dir, fuzz_figures
 
 
 def main(cfg) -> None:
     if "fuzz" not in cfg:
         raise ValueError("the configuration has no `fuzz` section; add `- fuzz: default` to conf/config.yaml's defaults")
-    name = check_adapter_name(str(cfg.fuzz.adapter))
+    name = check_adapter_name(str(cfg.fuzz.adapter), cfg.fuzz.adapters.get(str(cfg.fuzz.adapter)))
     source = fuzz_dir(cfg, name) / "report.json"
     if not source.exists():
         raise ValueError(f"no fuzz report at {source}; run `python scripts/fuzz.py fuzz.adapter={name}` first")

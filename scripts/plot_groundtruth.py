@@ -10,8 +10,8 @@ import pandas as pd
 from pipeline.figures.groundtruth import METRIC_LABELS, plot_gallery, plot_pareto_fronts, plot_text_gallery
 from pipeline.figures.save import save_png
 from pipeline.figures.voxels import plot_front_voxels
-from scripts._entry import run_stage
-from scripts.paths import groundtruth_figures, sibling, table_path
+from pipeline.stages.runner import run_stage
+from pipeline.stages.layout import groundtruth_figures, sibling, table_path
 
 
 def save(fig, path) -> None:

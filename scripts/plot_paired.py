@@ -11,8 +11,8 @@ from pipeline.figures.paired import illustration_markdown, plot_certified, plot_
 from pipeline.figures.save import save_png
 from pipeline.io import write_text
 from pipeline.paired.identification.panel import CELL_KEYS, illustration_case
-from scripts._entry import plain, run_stage
-from scripts.paths import paired_dir, paired_figures
+from pipeline.stages.runner import plain, run_stage
+from pipeline.stages.layout import paired_dir, paired_figures
 
 
 def _save(fig, path) -> None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 from pipeline.figures.recall import plot_recall, recall_panel
 from pipeline.figures.save import save_png
 from pipeline.search import METHODS
-from scripts._entry import run_stage
-from scripts.paths import figures_dir
-from scripts.search_paths import problems
+from pipeline.stages.runner import run_stage
+from pipeline.stages.layout import figures_dir
+from pipeline.stages.search_inputs import problems
 
 FIGURES = {"search_recall.png": "table2_methods", "search_single_objective.png": "fig3_methods", "search_adequacy.png": "fig4_methods"}
 

@@ -12,8 +12,8 @@ from pipeline.figures.save import save_png
 from pipeline.figures.screening import plot_auroc_by_score, plot_coverage_budget, plot_probe_rules, plot_single_probes
 from pipeline.paired.records.pools import POOLS
 from pipeline.perturb.recapture import make_condition
-from scripts._entry import plain, run_stage
-from scripts.paths import screening_dir, screening_figures
+from pipeline.stages.runner import plain, run_stage
+from pipeline.stages.layout import screening_dir, screening_figures
 
 GALLERY = ((lighting, p) for lighting in ("l1", "l5") for p in (1, 5, 14, 19, 23, 27))
 

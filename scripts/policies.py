@@ -11,9 +11,9 @@ import pandas as pd
 
 from pipeline.io import write_json, write_parquet, write_text
 from pipeline.paired import certified_summary, model_thresholds, policies_tables, selection_summary
-from scripts._entry import plain, run_stage
-from scripts.paired_paths import read_validated_records
-from scripts.paths import paired_dir
+from pipeline.stages.runner import plain, run_stage
+from pipeline.stages.paired_inputs import read_validated_records
+from pipeline.stages.layout import paired_dir
 
 
 def main(cfg) -> None:

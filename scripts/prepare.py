@@ -4,8 +4,8 @@ from __future__ import annotations
 from pipeline.io import write_json
 from pipeline.plugins import check_plugins
 from pipeline.preparation import prepare
-from scripts._entry import benchmark_spec, run_stage
-from scripts.paths import data_dir, prepare_metrics
+from pipeline.stages.runner import benchmark_spec, run_stage
+from pipeline.stages.layout import data_dir, prepare_metrics
 
 
 def main(cfg) -> None:

@@ -40,8 +40,8 @@ from pipeline.paired.records import (
     zoo_records,
 )
 from pipeline.perturb.tta import TTA18
-from scripts._entry import plain, run_stage
-from scripts.paths import recapture_path, sibling
+from pipeline.stages.runner import plain, run_stage
+from pipeline.stages.layout import recapture_path, sibling
 
 
 def main(cfg) -> None:

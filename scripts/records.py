@@ -19,8 +19,8 @@ from pipeline.models.zoo import check_zoo
 from pipeline.paired.records.pools import pool_test_set
 from pipeline.paired.records.table import write_records
 from pipeline.paired.records.zoo import synthetic_images, zoo_records
-from scripts._entry import plain, run_stage
-from scripts.paths import records_path
+from pipeline.stages.runner import plain, run_stage
+from pipeline.stages.layout import records_path
 
 
 def main(cfg) -> None:

@@ -16,9 +16,9 @@ from pipeline.paired import read_records
 from pipeline.report import priority_lists, render_report
 from pipeline.report.headline import headline_metrics
 from pipeline.report.provenance import collect_provenance, run_script
-from scripts._entry import compose_conf, plain, run_stage
-from scripts.paired_paths import read_validated_records
-from scripts.paths import ROOT, headline_path, outputs, recapture_path, report_dir, report_provenance, sibling
+from pipeline.stages.runner import compose_conf, plain, run_stage
+from pipeline.stages.paired_inputs import read_validated_records
+from pipeline.stages.layout import ROOT, headline_path, outputs, recapture_path, report_dir, report_provenance, sibling
 
 
 def models(cfg) -> dict[str, str]:

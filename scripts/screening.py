@@ -28,9 +28,9 @@ from pipeline.paired import read_records
 from pipeline.paired.prediction import source_prediction
 from pipeline.paired.records import check_clean_agreement, check_same_records
 from pipeline.paired.screening import TITLES, markdown, screening_tables, swapped_tables, table_notes
-from scripts._entry import plain, run_stage
-from scripts.paired_paths import read_validated_records
-from scripts.paths import recapture_path, screening_dir, sibling
+from pipeline.stages.runner import plain, run_stage
+from pipeline.stages.paired_inputs import read_validated_records
+from pipeline.stages.layout import recapture_path, screening_dir, sibling
 
 
 def _csv(table: pd.DataFrame, path) -> None:

@@ -30,9 +30,9 @@ from pipeline.search.parallel import map_runs, n_workers
 from pipeline.search.tables import column_digest, ground_truth_digest, search_fingerprint
 from pipeline.space import Space
 from pipeline.store import ResumeStore, run_cached
-from scripts._entry import benchmark_spec, run_stage
-from scripts.paths import asset_digest, data_dir, live_path, store_path, table_path, trace_path
-from scripts.search_paths import budget, groundtruth, hyperparameters, metrics_of
+from pipeline.stages.runner import benchmark_spec, run_stage
+from pipeline.stages.layout import asset_digest, data_dir, live_path, store_path, table_path, trace_path
+from pipeline.stages.search_inputs import budget, groundtruth, hyperparameters, metrics_of
 
 
 def run_table(cfg) -> None:

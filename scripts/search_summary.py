@@ -19,9 +19,9 @@ from pipeline.search.monotonicity import COLUMNS as MONOTONICITY_COLUMNS
 from pipeline.search.monotonicity import edge_monotonicity
 from pipeline.search.recovery import recovery_markdown, recovery_table
 from pipeline.search.summary import metrics_tree, summarise_runs, table2, table2_markdown
-from scripts._entry import run_stage
-from scripts.paths import summary_dir
-from scripts.search_paths import problems
+from pipeline.stages.runner import run_stage
+from pipeline.stages.layout import summary_dir
+from pipeline.stages.search_inputs import problems
 
 
 def main(cfg) -> None:

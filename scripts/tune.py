@@ -25,9 +25,9 @@ from pipeline.search.ground_truth import GroundTruth, table_metrics
 from pipeline.search.tables import ground_truth_digest, search_fingerprint
 from pipeline.search.tuning import HYPERPARAMETERS, grid, grid_cells, select_setting, setting_scores, tie_report
 from pipeline.store import ResumeStore, run_cached
-from scripts._entry import run_stage
-from scripts.paths import store_path, tune_dir
-from scripts.search_paths import budget, groundtruth, hyperparameters
+from pipeline.stages.runner import run_stage
+from pipeline.stages.layout import store_path, tune_dir
+from pipeline.stages.search_inputs import budget, groundtruth, hyperparameters
 
 PAPER_SETTING = {"eta_c": 1, "eta_m": 5, "mu": 110}  # TestNav §3.3's choice
 

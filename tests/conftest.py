@@ -15,7 +15,7 @@ def tiny(tmp_path_factory):
     """benchmark=tiny prepared into a temporary folder (digits CNN, KID features, adequacy profile), once
     per test module: (spec, folder)."""
     from pipeline.preparation import prepare
-    from scripts._entry import benchmark_spec, compose_job
+    from pipeline.stages.runner import benchmark_spec, compose_job
 
     folder = tmp_path_factory.mktemp("tiny")
     spec = benchmark_spec(compose_job(["benchmark=tiny", "model.epochs=1", "benchmark.features.epochs=1"]))

@@ -26,8 +26,8 @@ from pipeline.models.text_encoder import TextEncoder, default_encoder
 from pipeline.models.torchvision_classifier import TorchvisionClassifier
 from pipeline.models.under_test import DigitsCNN, TextHead, Torchvision
 from pipeline.perturb.compose import compose
-from scripts._entry import benchmark_spec, compose_conf, compose_job
-from scripts.paths import ROOT
+from pipeline.stages.runner import benchmark_spec, compose_conf, compose_job
+from pipeline.stages.layout import ROOT
 
 CUDA = torch.cuda.is_available()
 THETAS = [(0, 0), (2, 1), (1, 2), (2, 2)]

@@ -1,12 +1,14 @@
 """`fuzz` (conf/fuzz/): the structural-robustness campaign (robustness-index.md: MRI, sensitivity profile,
-adversarial threshold search) and the settings of each built-in adapter."""
+adversarial threshold search) and the settings of each adapter: the three built-ins, and a user's own
+(`PluginAdapterConfig`, any entry of `fuzz.adapters` with a `_target_`)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Mapping
 
-from omegaconf import MISSING
+from omegaconf import MISSING, DictConfig, OmegaConf
 
 from pipeline.catalog import (
     CONTINUOUS_FAMILIES,
@@ -15,6 +17,7 @@ from pipeline.catalog import (
     MAX_CONTINUOUS_SEVERITY,
 )
 from pipeline.config.errors import ConfigError
+from pipeline.config.merge import MISSING_VALUE, declared_type, describe_type, merge
 from pipeline.config.rules import (
     at_least,
     choice,
@@ -24,6 +27,7 @@ from pipeline.config.rules import (
     optional_at_least,
     positive,
 )
+from pipeline.registry import is_import_path
 
 DIGIT_SPLITS = ("train", "dev", "test")
 
@@ -72,6 +76,17 @@ class SeverityAdapterConfig(CampaignSettings):
 
 
 @dataclass
+class PluginAdapterConfig(CampaignSettings):
+    """A user's adapter (`+fuzz/adapters@fuzz.adapters.<name>=external`, conf/fuzz/adapters/external.yaml): `_target_`
+    names a class or factory whose instances are `pipeline.protocols.FuzzAdapter`s; every key beyond the
+    campaign's is passed to it. `candidate_values` null: the adapter's own."""
+
+    open: ClassVar[bool] = True
+    _target_: str = MISSING
+    candidate_values: list[float] | None = None
+
+
+@dataclass
 class FuzzAdaptersConfig:
     geometric: GeometricAdapterConfig = field(default_factory=GeometricAdapterConfig)
     weights: WeightsAdapterConfig = field(default_factory=WeightsAdapterConfig)
@@ -86,9 +101,39 @@ class FuzzConfig:
     progress: bool = MISSING
 
 
+def split_plugin_adapters(fuzz: Mapping[str, Any] | None) -> tuple[dict[str, Any] | None, dict[str, dict[str, Any]]]:
+    """(`fuzz` with the built-in adapters only, the user's adapters): what `FuzzConfig` types, and the entries
+    of `fuzz.adapters` it does not know, which `plugin_adapter_node` validates."""
+    if not isinstance(fuzz, Mapping) or not isinstance(fuzz.get("adapters"), Mapping):
+        return fuzz, {}
+    builtin = {f.name for f in dataclasses.fields(FuzzAdaptersConfig)}
+    adapters = fuzz["adapters"]
+    return ({**fuzz, "adapters": {k: v for k, v in adapters.items() if k in builtin}},
+            {k: v for k, v in adapters.items() if k not in builtin})
+
+
+def plugin_adapter_node(name: str, data: Any) -> DictConfig:
+    """A user's adapter entry merged into `PluginAdapterConfig`, its own keys kept as they are."""
+    key = f"fuzz.adapters.{name}"
+    if not isinstance(data, Mapping) or "_target_" not in data:
+        raise ConfigError(key, data, "the settings of a built-in adapter (" + ", ".join(FUZZ_ADAPTERS) + ") or of your own: "
+                          "a node with `_target_` (+fuzz/adapters@fuzz.adapters.<name>=external)")
+    known = {f.name for f in dataclasses.fields(PluginAdapterConfig)}
+    node = merge(PluginAdapterConfig, {k: v for k, v in data.items() if k in known}, f"{key}.")
+    absent = sorted(OmegaConf.missing_keys(node))
+    if absent:
+        raise ConfigError(f"{key}.{absent[0]}", MISSING_VALUE, "a value is required: "
+                          + describe_type(declared_type(PluginAdapterConfig, absent[0])))
+    if not is_import_path(node["_target_"]):
+        raise ConfigError(f"{key}._target_", node["_target_"], "the import path of your adapter's class or factory, e.g. "
+                          "my_pkg.fuzz.MyAdapter")
+    return OmegaConf.create({**OmegaConf.to_container(node), **{k: v for k, v in data.items() if k not in known}})
+
+
 def check_fuzz(f: dict[str, Any]) -> None:
     """Rules of `fuzz`: the adapter and each adapter's campaign settings (robustness-index.md)."""
-    choice("fuzz.adapter", f["adapter"], list(FUZZ_ADAPTERS))
+    plugins = [name for name, a in f["adapters"].items() if name not in FUZZ_ADAPTERS]
+    choice("fuzz.adapter", f["adapter"], [*FUZZ_ADAPTERS, *plugins])
     at_least("fuzz.seed", f["seed"], 0)
     for name, a in f["adapters"].items():
         key = f"fuzz.adapters.{name}"
@@ -108,7 +153,7 @@ def check_fuzz(f: dict[str, Any]) -> None:
         choice(f"{key}.frontier", a["frontier"], list(FRONTIER_SCOPES))
         optional_at_least(f"{key}.n_frontier_perturbations", a["n_frontier_perturbations"], 1, "n_mri_perturbations")
         in_range(f"{key}.cvar_alpha", a["cvar_alpha"], 0, 1, "(]")
-        if "candidate_values" in a:
+        if a.get("candidate_values") is not None:
             non_empty(f"{key}.candidate_values", a["candidate_values"], "finite numbers > 0")
             for i, v in enumerate(a["candidate_values"]):
                 positive(f"{key}.candidate_values[{i}]", v)

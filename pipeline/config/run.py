@@ -41,7 +41,7 @@ from pipeline.catalog import ZOO_KINDS
 from pipeline.config.benchmark import FEATURE_KINDS, BenchmarkConfig, check_benchmark
 from pipeline.config.dataset import DATASET_KINDS
 from pipeline.config.errors import ConfigError, Text
-from pipeline.config.fuzz import FuzzConfig, check_fuzz
+from pipeline.config.fuzz import FuzzConfig, check_fuzz, plugin_adapter_node, split_plugin_adapters
 from pipeline.config.merge import (
     declared_type,
     describe_type,
@@ -171,7 +171,13 @@ def validate_config(cfg: DictConfig | Mapping[str, Any]) -> DictConfig:
     Raises `ConfigError` (one line: key, bad value, what is allowed) on the first violation."""
     data = plain(cfg)
     data.pop("hydra", None)
+    fuzz, plugin_adapters = split_plugin_adapters(data.get("fuzz"))
+    if fuzz is not None:
+        data["fuzz"] = fuzz
     merged = merge(Config, data)
+    OmegaConf.set_struct(merged.fuzz.adapters, False)
+    for name, node in plugin_adapters.items():
+        merged.fuzz.adapters[name] = plugin_adapter_node(name, node)
     missing(merged, Config)
     bench = data["benchmark"]
     merged.benchmark.dataset = _kind_node_open(bench.get("dataset"), "benchmark.dataset", DATASET_KINDS, "dataset")

@@ -1,5 +1,5 @@
 """The report's sections, read from the stages' files under one outputs folder (the layout of
-`scripts/paths.py`); tables and figures only, never a model.
+`pipeline.stages.layout`); tables and figures only, never a model.
 
     groundtruth/<benchmark>.summary.json, .gallery.npz   prepare/<benchmark>.json   figures/groundtruth/<benchmark>/
     search_summary/{table2,table3,recovery}.csv

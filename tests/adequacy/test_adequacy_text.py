@@ -17,7 +17,7 @@ from pipeline.builders import build_benchmark
 from pipeline.models.text_encoder import default_encoder, load_local_model, minilm_path
 from pipeline.perturb.compose import compose
 from pipeline.preparation import prepare
-from scripts._entry import benchmark_spec, compose_job
+from pipeline.stages.runner import benchmark_spec, compose_job
 from tests.adequacy import adequacy_oracles as oracle
 
 TEXTS = ["Shares in the bank fell sharply after it reported a loss.", "The striker scored twice in the final."]

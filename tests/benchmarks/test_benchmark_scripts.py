@@ -74,10 +74,10 @@ def test_quick_run_prints_its_ratios(script: Path) -> None:
 
 
 def test_spec_helper_builds_what_the_stages_build() -> None:
-    """benchmarks/_spec.py builds every benchmark's spec exactly as the stages do (`scripts._entry`), and
+    """benchmarks/_spec.py builds every benchmark's spec exactly as the stages do (`pipeline.stages.runner`), and
     refuses what they refuse (the real-world benchmarks without their local copies)."""
     from pipeline.config import ConfigError
-    from scripts._entry import benchmark_spec, compose_job
+    from pipeline.stages.runner import benchmark_spec, compose_job
 
     module = importlib.util.spec_from_file_location("bench_spec", ROOT / "benchmarks" / "_spec.py")
     helper = importlib.util.module_from_spec(module)

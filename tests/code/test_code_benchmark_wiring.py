@@ -16,7 +16,7 @@ import pytest
 from pipeline.benchmark import get_task_metric
 from pipeline.config import ConfigError
 from pipeline.fidelity.code import variant_rows
-from scripts._entry import compose_job, load_params
+from pipeline.stages.runner import compose_job, load_params
 
 ROOT = Path(__file__).resolve().parents[2]
 FAMILIES = ["butterfingers", "char_case", "whitespace", "newline"]

@@ -154,7 +154,7 @@ def test_missing_or_wrong_weights_are_errors_naming_the_key(tiny_lm: Path, tmp_p
 
 def test_the_llm_configs_compose_and_a_missing_path_names_the_environment_variable(monkeypatch, tiny_lm: Path):
     from pipeline.config import ConfigError
-    from scripts._entry import compose_job
+    from pipeline.stages.runner import compose_job
 
     monkeypatch.delenv("CODEGEN_WEIGHTS", raising=False)
     with pytest.raises(ConfigError, match=r"^model\.path: null — .*CODEGEN_WEIGHTS"):

@@ -19,7 +19,7 @@ from omegaconf import OmegaConf
 from pipeline.code.assets import code_predictor, generation_cache_path, write_code_assets
 from pipeline.data.humaneval import load_humaneval
 from pipeline.models.generation_cache import GenerationCache
-from scripts._entry import compose_job
+from pipeline.stages.runner import compose_job
 
 ROOT = Path(__file__).resolve().parents[2]
 GGUF = Path(os.environ.get("CODE_LLM_GGUF") or ROOT / ".venv/llm/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")

@@ -13,7 +13,7 @@ import torch
 from omegaconf import OmegaConf
 
 from pipeline.config import ConfigError, validate_config
-from scripts._entry import check_sweep, compose_job, hydra_jobs, load_params
+from pipeline.stages.runner import check_sweep, compose_job, hydra_jobs, load_params
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf"
@@ -50,7 +50,7 @@ def test_a_model_that_does_not_fit_the_benchmark_is_rejected():
 
 
 def test_fidelity_and_budget_are_one_override_each():
-    from scripts.search_paths import budget, metrics_of
+    from pipeline.stages.search_inputs import budget, metrics_of
 
     cfg = compose_job(["fidelity=[kid]", "search.budget=300"])
     assert metrics_of(cfg) == ["kid"] and budget(cfg, 6**4) == 300

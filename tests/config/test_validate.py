@@ -274,7 +274,6 @@ def test_n_classes_defaults_to_the_table_metadata():
         validate_records_cells(records, MODELS, CONDITIONS, REC)
 
 
-@pytest.mark.xfail(strict=True, reason="validate_records' group check reports the model's first row, not the odd row (see report)")
 def test_a_wrong_group_is_reported_at_its_row():
     records = _records()
     records.loc[29, "group"] = "g_other"

@@ -18,7 +18,7 @@ from pipeline.config import ConfigError
 from pipeline.data.qqp import load_qqp
 from pipeline.perturb import text
 from pipeline.text_pairs import is_pair, side_seed, sides
-from scripts._entry import compose_job
+from pipeline.stages.runner import compose_job
 
 ROOT = Path(__file__).resolve().parents[2]
 FAMILIES = ["synonym", "typo", "contraction", "punctuation"]

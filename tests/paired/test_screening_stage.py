@@ -151,7 +151,7 @@ def test_no_development_image_enters_an_evaluation_statistic(run):
 
 def test_tables_metrics_and_figures(run):
     from pipeline.paired.screening import TITLES
-    from scripts.stages import SCREENING_TABLES
+    from pipeline.stages.table import SCREENING_TABLES
 
     for name in SCREENING_TABLES:
         assert (run["dir"] / f"{name}.csv").exists() and (run["dir"] / f"{name}.md").read_text().startswith(TITLES[name])

@@ -46,7 +46,7 @@ def run_here(folder: Path, mode: str, script: str, overrides: tuple[str, ...], m
     monkeypatch.setattr(sys, "argv", [str(ROOT / "scripts" / f"{script}.py"), *argv(folder, mode, overrides)])
     capsys.readouterr()
     with pytest.raises(SystemExit) as exit_:
-        importlib.import_module("scripts._entry").run_stage(module.main)
+        importlib.import_module("pipeline.stages.runner").run_stage(module.main)
     return exit_.value.code, capsys.readouterr().err
 
 
@@ -238,7 +238,7 @@ def test_a_bad_input_file_as_a_real_process(inputs):
 def test_a_params_file_that_does_not_parse_is_one_line_naming_file_and_line(inputs, tmp_path, monkeypatch, capsys):
     broken = tmp_path / "params.yaml"
     broken.write_text("seed: 0\nsearch: {budget: [oops\n")
-    monkeypatch.setattr(importlib.import_module("scripts._entry"), "PARAMS", broken)
+    monkeypatch.setattr(importlib.import_module("pipeline.stages.runner"), "PARAMS", broken)
     assert_rejected(inputs, "params", "search", (), "params.yaml line 3, column 1: (end of file) — valid YAML (expected ',' or ']'",
                     monkeypatch, capsys)
 

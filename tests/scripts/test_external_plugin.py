@@ -134,7 +134,7 @@ def test_dvc_yaml_lists_the_plug_in_source_as_a_dependency(user, tmp_path, monke
     that build the benchmark (and of no other), so editing the model reruns them."""
     from omegaconf import OmegaConf
 
-    from scripts import stages
+    from pipeline.stages import table as stages
 
     monkeypatch.syspath_prepend(str(user))
     params = OmegaConf.load(ROOT / "params.yaml")
@@ -156,7 +156,7 @@ def test_params_mode_as_dvc_exp_run_composes_it(user, tmp_path, monkeypatch, cap
 
     from omegaconf import OmegaConf
 
-    entry = importlib.import_module("scripts._entry")
+    entry = importlib.import_module("pipeline.stages.runner")
     monkeypatch.syspath_prepend(str(user))
     composed = entry.compose_conf(["benchmark=tiny", "model=external", "model._target_=my_pkg.models.MyModel",
                                    "+model.num_classes=10", "benchmark.name=tiny_dvc"])

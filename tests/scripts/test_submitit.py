@@ -35,7 +35,7 @@ def overrides(folder: Path, *extra: str) -> list[str]:
 
 def config(folder: Path, *extra: str):
     """The validated config a stage script gets from this command line (`_entry.compose_job`)."""
-    from scripts._entry import compose_job
+    from pipeline.stages.runner import compose_job
 
     return compose_job(overrides(folder, *extra))
 
@@ -143,7 +143,7 @@ def test_a_shard_killed_mid_run_and_resubmitted_gives_the_same_table(base, tmp_p
 
 def test_the_merge_refuses_a_shard_made_from_another_config(base, tmp_path, monkeypatch, capsys):
     from scripts import groundtruth, merge_groundtruth
-    from scripts._entry import run_stage
+    from pipeline.stages.runner import run_stage
 
     folder = copy_inputs(base, tmp_path)
     for shard in range(3):

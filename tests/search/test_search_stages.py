@@ -17,7 +17,7 @@ from pipeline.space import Space
 from tests.search.search_fixtures import NAMES4, synthetic_table
 from tests.synthetic import make_benchmark
 
-ROOT = importlib.import_module("scripts.paths").ROOT
+ROOT = importlib.import_module("pipeline.stages.layout").ROOT
 
 
 def stage(name: str):

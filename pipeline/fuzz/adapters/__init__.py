@@ -6,11 +6,12 @@
 
 Each builder returns an `Adapter`: the dimensions, the callbacks, what "inactive" means numerically,
 and where the campaign should analyse the model when its best configuration is not the deployed one.
+A user's adapter (any `pipeline.protocols.FuzzAdapter`) becomes one through `as_adapter`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -40,10 +41,36 @@ class Adapter:
     error_name: str
 
 
-def check_adapter_name(name: str) -> str:
-    """`name` if it is a known adapter, else a ValueError listing the valid ones."""
-    ADAPTERS.get(name)
+def check_adapter_name(name: str, settings: Mapping[str, Any] | None = None) -> str:
+    """`name` if it is a built-in adapter or `settings` (its `fuzz.adapters` entry) names a plug-in's `_target_`,
+    else a ValueError listing the valid ones."""
+    if not (isinstance(settings, Mapping) and "_target_" in settings):
+        ADAPTERS.get(name)
     return name
+
+
+# What `as_adapter` reads from a user's adapter: required, then optional with its default.
+PLUGIN_REQUIRED = ("dim_names", "evaluate_fn", "inactive_value")
+PLUGIN_OPTIONAL = {"evaluate_batch_fn": None, "candidate_values": (), "operating_point": None, "target_names": (),
+                   "error_name": "error"}
+
+
+def as_adapter(obj: Any, name: str, target: str) -> Adapter:
+    """A user's adapter (`pipeline.protocols.FuzzAdapter`, built from `target`) as the campaign's `Adapter`
+    record; a missing attribute is a ValueError naming it."""
+    if isinstance(obj, Adapter):
+        return obj
+    absent = [a for a in PLUGIN_REQUIRED if getattr(obj, a, None) is None]
+    if absent or not callable(obj.evaluate_fn):
+        what = absent[0] if absent else "evaluate_fn"
+        raise ValueError(f"fuzz.adapters.{name}._target_: {target!r} — a fuzz adapter with {', '.join(PLUGIN_REQUIRED)} "
+                         f"(pipeline.protocols.FuzzAdapter); {type(obj).__name__} has no {what}")
+    values = {a: getattr(obj, a, default) for a, default in PLUGIN_OPTIONAL.items()}
+    point = values["operating_point"]
+    return Adapter(name=name, dim_names=tuple(obj.dim_names), evaluate_fn=obj.evaluate_fn, evaluate_batch_fn=values["evaluate_batch_fn"],
+                   inactive_value=float(obj.inactive_value), candidate_values=tuple(float(v) for v in values["candidate_values"]),
+                   operating_point=None if point is None else tuple(float(v) for v in point),
+                   target_names=tuple(values["target_names"]), error_name=str(values["error_name"]))
 
 
 def per_class_error_rates(predicted: np.ndarray, labels: np.ndarray, n_classes: int) -> tuple[float, dict[str, float]]:
@@ -101,8 +128,11 @@ def run_adapter_campaign(adapter: Adapter, campaign: dict, rng: np.random.Genera
     """`run_campaign` on an adapter: its dimensions, callbacks, inactive value and operating point."""
     from pipeline.fuzz.campaign import run_campaign
 
-    args = dict(campaign)
+    args = {k: v for k, v in campaign.items() if v is not None or k != "candidate_values"}
     args.setdefault("candidate_values", adapter.candidate_values)
+    if not len(args["candidate_values"]):
+        raise ValueError(f"fuzz.adapters.{adapter.name}.candidate_values: null — a list of values > 0 for an active dimension "
+                         "(the adapter gives none)")
     if "mri_weights" in args:
         args["mri_weights"] = tuple(args["mri_weights"])
     return run_campaign(

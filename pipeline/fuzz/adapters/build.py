@@ -1,9 +1,11 @@
-"""The built-in adapters from their stage settings: which model and data each reads, the campaign run on
-it, kept in a resume store, and the headline numbers of its report.
+"""The adapters from their stage settings: which model and data each reads, the campaign run on it, kept
+in a resume store, and the headline numbers of its report.
 
 The settings of one adapter are the campaign's (`CAMPAIGN_KEYS`) plus the keyword arguments of its
-builder here; the digits adapters read the prepared digits CNN (`model.pt`) and its splits
-(`splits.npz`) from a folder the caller names.
+builder: for a built-in its function here (the digits adapters read the prepared digits CNN, `model.pt`,
+and its splits, `splits.npz`, from a folder the caller names); for a user's adapter, whose settings name a
+`_target_`, the keyword arguments of that target (`pipeline.plugins.build`), whose source is then part of
+the campaign's key.
 """
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pipeline.fingerprint import stage_fingerprint, unit_key
+from pipeline.fingerprint import sources_digest, sources_of, stage_fingerprint, unit_key
 from pipeline.fuzz.adapters import (
+    CAMPAIGN_KEYS,
     Adapter,
+    as_adapter,
     run_adapter_campaign,
     split_settings,
     stratified_subset,
@@ -66,14 +70,29 @@ def _severity(folder: Path | None, *, data_dir: str, split: str, families: list[
 BUILDERS: dict[str, Callable[..., Adapter]] = {"geometric": _geometric, "weights": _weights, "severity": _severity}
 
 
-def adapter_keys(name: str) -> tuple[str, ...]:
-    """The settings of adapter `name` that are its builder's, not the campaign's."""
+def adapter_keys(name: str, settings: dict[str, Any]) -> tuple[str, ...]:
+    """The settings of adapter `name` that are its builder's, not the campaign's (a plug-in's: all of them)."""
+    if name not in BUILDERS:
+        return tuple(k for k in settings if k not in CAMPAIGN_KEYS)
     return tuple(p for p in inspect.signature(BUILDERS[name]).parameters if p != "folder")
+
+
+def check_plugin_adapter(name: str, settings: dict[str, Any]) -> None:
+    """Refuse, before any work, a user's adapter class without `evaluate_fn` (`pipeline.protocols.FuzzAdapter`)."""
+    if name not in BUILDERS:
+        from pipeline.plugins import check_class
+        from pipeline.protocols import FuzzAdapter
+
+        check_class(settings, f"fuzz.adapters.{name}", (FuzzAdapter,))
 
 
 def build_adapter(name: str, options: dict[str, Any], folder: Path | None) -> Adapter:
     """Adapter `name` from its builder options (`adapter_keys`); `folder` holds the prepared digits model."""
-    return BUILDERS[name](folder, **options)
+    if name in BUILDERS:
+        return BUILDERS[name](folder, **options)
+    from pipeline.plugins import build
+
+    return as_adapter(build(options, f"fuzz.adapters.{name}"), name, options["_target_"])
 
 
 def not_applicable(name: str, model_kind: str, benchmark: str, modality: str) -> str | None:
@@ -88,8 +107,13 @@ def not_applicable(name: str, model_kind: str, benchmark: str, modality: str) ->
 def campaign_key(name: str, settings: dict[str, Any], seed: int, assets: str | None) -> str:
     """Everything a campaign's report depends on: settings, seed, the digest of the prepared assets it reads
     (None: none), code, libraries."""
-    code = stage_fingerprint({"adapter": name, "settings": settings, "seed": int(seed), "assets": assets},
-                             ("pipeline.fuzz.adapters", f"pipeline.fuzz.adapters.{name}", __name__))
+    if name in BUILDERS:
+        what = {"adapter": name, "settings": settings, "seed": int(seed), "assets": assets}
+        code = stage_fingerprint(what, ("pipeline.fuzz.adapters", f"pipeline.fuzz.adapters.{name}", __name__))
+    else:  # a user's adapter: the source of its package, not its name, says what computed the report
+        plugin = sources_digest(sources_of([settings["_target_"]]))
+        what = {"adapter": name, "settings": settings, "seed": int(seed), "plugin": plugin}
+        code = stage_fingerprint(what, ("pipeline.fuzz.adapters", "pipeline.plugins", __name__))
     return unit_key(code, "campaign")
 
 
@@ -97,7 +121,8 @@ def cached_campaign(name: str, settings: dict[str, Any], seed: int, folder: Path
                     progress: bool = False) -> StructuralFuzzReport:
     """The campaign of adapter `name` under `settings` (campaign and builder keys) and `seed`, from the resume
     store at `store` when it holds this campaign (`campaign_key`), else run and stored there."""
-    campaign, options = split_settings(settings, adapter_keys(name))
+    campaign, options = split_settings(settings, adapter_keys(name, settings))
+    check_plugin_adapter(name, settings)
 
     def compute(indices: list[int]) -> list[tuple[int, bytes]]:
         adapter = build_adapter(name, options, folder)

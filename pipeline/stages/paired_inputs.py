@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from pipeline.paired.records import expected_conditions, read_records, validate_records_cells
-from scripts.paths import records_path
+from pipeline.stages.layout import records_path
 
 
 def read_validated_records(cfg) -> pd.DataFrame:

@@ -10,7 +10,7 @@ from pipeline.config import search_budget
 from pipeline.search import method_class
 from pipeline.search.tables import Problem, problems_with_traces, read_groundtruth
 from pipeline.space import Space
-from scripts.paths import outputs, table_path, traces_dir
+from pipeline.stages.layout import outputs, table_path, traces_dir
 
 
 def budget(cfg, space_size: int) -> int:

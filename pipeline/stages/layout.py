@@ -1,11 +1,11 @@
 """Where every stage reads and writes, as functions of the config. The scripts and the stage table that
-generates dvc.yaml (`scripts/stages.py`) call the same functions, so the two cannot disagree."""
+generates dvc.yaml (`pipeline.stages.table`) call the same functions, so the two cannot disagree."""
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository (the project is installed editable)
 CONF_DIR = ROOT / "conf"
 PARAMS = ROOT / "params.yaml"
 

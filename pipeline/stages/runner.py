@@ -23,7 +23,7 @@ from typing import Any, Callable
 from omegaconf import DictConfig, OmegaConf
 
 from pipeline.numerics import configure_torch, ensure_pinned
-from scripts.paths import CONF_DIR, PARAMS, ROOT
+from pipeline.stages.layout import CONF_DIR, PARAMS, ROOT
 
 
 def fail(err: BaseException) -> None:
@@ -134,7 +134,7 @@ def check_sweep(cfgs: list[DictConfig]) -> None:
 
 def check_inputs(cfg: DictConfig) -> None:
     """Every input file of this script's stage exists, or the error names the stage that makes it."""
-    from scripts.stages import missing_inputs
+    from pipeline.stages.table import missing_inputs
 
     missing = missing_inputs(Path(sys.argv[0]).stem, cfg)
     if missing:
