@@ -6,7 +6,7 @@ tables of a split (`pipeline.search.synthetic`) or on the real ground-truth tabl
     .venv/bin/python benchmarks/bench_search_heldout.py --split real --seeds 3 --out outputs/heldout/real
     .venv/bin/python benchmarks/bench_search_heldout.py --split test --methods pnd,random --batch-sizes 1,4,16,36
     .venv/bin/python benchmarks/bench_search_heldout.py --split test --per-family 1 --seeds 1 --budget 200 \
-        --methods pnd,optuna_gp,botorch_qlognehvi                         # the slow GP anchors, budget-matched
+        --families rugged,crowded --methods pnd,optuna_gp,botorch_qlognehvi   # the slow GP anchors, budget-matched
     .venv/bin/python benchmarks/bench_search_heldout.py --quick          # 1 table per family, 1 seed, 4^3 lattice (seconds)
 
 Every run is a full search with the proposal budget B = 5·|Θ| (or `--budget`) and no stopping rule, so the
@@ -48,8 +48,9 @@ def recommended() -> str:
     return yaml.safe_load((ROOT / "conf/search/default.yaml").read_text())["recommended"]
 
 
-def problems(split: str, per_family: int, space: Space | None) -> list[tuple[str, str, np.ndarray, Space, np.ndarray]]:
-    """(group, table id, objectives (|Θ|, 2), Θ, P* flags) of every table of the split."""
+def problems(split: str, per_family: int, space: Space | None, families: tuple[str, ...] = FAMILIES
+             ) -> list[tuple[str, str, np.ndarray, Space, np.ndarray]]:
+    """(group, table id, objectives (|Θ|, 2), Θ, P* flags) of every table of the split (generated: of `families`)."""
     out = []
     if split == "real":
         from pipeline.search.ground_truth import GroundTruth, table_metrics
@@ -63,6 +64,8 @@ def problems(split: str, per_family: int, space: Space | None) -> list[tuple[str
                 out.append((f"{bench}·{metric}", f"{bench}·{metric}", gt.oracle.objectives, real_space, gt.pareto))
         return out
     for family, seed in split_tables(split, per_family):
+        if family not in families:
+            continue
         table = synthetic_table(family, seed, space)
         s = table_space(table)
         oracle = TableOracle.from_table(table, s, delta="delta_norm", rho="rho_norm")
@@ -156,6 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", choices=("dev", "test", "real"), default="dev")
     ap.add_argument("--per-family", type=int, default=4, help="generated tables per family")
+    ap.add_argument("--families", default=",".join(FAMILIES), help="the generated families to run, comma-separated")
     ap.add_argument("--seeds", type=int, default=3, help="search seeds per table and method")
     ap.add_argument("--methods", default="pnd,testnav,random,optuna_nsga2,optuna_tpe,optuna_gp,botorch_qlognehvi,epal")
     ap.add_argument("--batch-sizes", default="1", help="q values, comma-separated")
@@ -173,10 +177,14 @@ def main(argv: list[str] | None = None) -> None:
     qs = [int(q) for q in args.batch_sizes.split(",")]
     reference = args.reference or recommended()
     batched = set(args.batch_methods.split(",")) if args.batch_methods else {reference}
-    tables = problems(split, per_family, space)
+    families = tuple(args.families.split(","))
+    unknown = sorted(set(families) - set(FAMILIES))
+    if unknown:
+        ap.error(f"--families: {unknown} — valid families: {', '.join(FAMILIES)}")
+    tables = problems(split, per_family, space, families)
     jobs = [dict(group=g, table=t, objectives=o, space=s, pareto=p, method=m, q=q, seed=seed, budget=args.budget)
             for g, t, o, s, p in tables for m in methods for q in qs if q == 1 or m in batched for seed in range(seeds)]
-    print(f"{len(jobs)} runs: {len(tables)} tables of split {split!r} ({', '.join(FAMILIES) if split != 'real' else 'real pairs'}), "
+    print(f"{len(jobs)} runs: {len(tables)} tables of split {split!r} ({', '.join(families) if split != 'real' else 'real pairs'}), "
           f"methods {methods}, q {qs}, {seeds} seeds", file=sys.stderr)
     runs = pd.DataFrame(list(map_runs(one_run, jobs, args.workers, desc=f"held-out {split}")))
     text = report(runs, reference, np.random.default_rng(0))

@@ -71,3 +71,61 @@ def test_the_config_package_imports_no_domain_module():
             "'pipeline.search', 'pipeline.perturb') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+def _strongly_connected(adjacency: dict[str, list[str]]) -> list[list[str]]:
+    """Tarjan's components of more than one module (iterative: the graph has hundreds of modules)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for root in adjacency:
+        if root in index:
+            continue
+        work = [(root, iter(adjacency[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(adjacency[child])))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_strongly_connected_finds_a_planted_cycle():
+    graph = {"a": ["b"], "b": ["c"], "c": ["a", "d"], "d": [], "e": ["e2"], "e2": ["e"]}
+    assert sorted(_strongly_connected(graph)) == [["a", "b", "c"], ["e", "e2"]]
+
+
+def test_no_import_cycle_among_project_modules():
+    """Every import statement of pipeline/ and scripts/ (module level and inside functions, as grimp reads
+    them) forms an acyclic graph: a module never needs, even lazily, one that needs it."""
+    import grimp
+
+    graph = grimp.build_graph("pipeline", "scripts", cache_dir=None)
+    adjacency = {m: sorted(graph.find_modules_directly_imported_by(m)) for m in sorted(graph.modules)}
+    assert len(adjacency) > 150
+    assert _strongly_connected(adjacency) == []

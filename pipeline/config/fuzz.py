@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, Mapping
 
 from omegaconf import MISSING, DictConfig, OmegaConf
 
@@ -81,7 +81,6 @@ class PluginAdapterConfig(CampaignSettings):
     names a class or factory whose instances are `pipeline.protocols.FuzzAdapter`s; every key beyond the
     campaign's is passed to it. `candidate_values` null: the adapter's own."""
 
-    open: ClassVar[bool] = True
     _target_: str = MISSING
     candidate_values: list[float] | None = None
 
@@ -157,7 +156,7 @@ def check_fuzz(f: dict[str, Any]) -> None:
             non_empty(f"{key}.candidate_values", a["candidate_values"], "finite numbers > 0")
             for i, v in enumerate(a["candidate_values"]):
                 positive(f"{key}.candidate_values[{i}]", v)
-        if "split" in a:
+        if "split" in a and name in FUZZ_ADAPTERS:  # a user's adapter checks its own arguments
             if not a["data_dir"].strip():
                 raise ConfigError(f"{key}.data_dir", a["data_dir"], "a non-empty folder name under paths.data")
             choice(f"{key}.split", a["split"], DIGIT_SPLITS)

@@ -43,6 +43,11 @@ Steps and the choices the issue leaves open:
   table (3 seeds each) neither changed AUC by more than about 0.01 nor u to full recall by more than
   5%: the GP already predicts what the bounds imply, and real tables are far from monotone (digits:
   δ non-decreasing along 76% of the lattice edges, KID-derived ρ non-increasing along 56%).
+* Membership instead of non-domination was tried on the development split of `synthetic.py` (20 tables,
+  one seed, an experiment not kept in the tree): scoring the 64 most probable candidates by
+  PND × Π_θ' (1 − P(θ' dominates θ)) over the unevaluated θ' (independent outcomes), an estimate of
+  P(θ ∈ P*). It was no better on `crowded` (mean u 1,094 against 1,037) and worse on `rugged`
+  (308 against 147), so the proposal stays the plain probability of non-domination.
 
 Cost: two u × |Θ| arrays of floats (the posterior's Cholesky rows against all of Θ), 2·8·|Θ|² bytes
 when a run visits all of Θ: 27 MB for 6^4, 1.6 GB for 10^4 configurations; and some 5-20 s of CPU per

@@ -92,7 +92,8 @@ def build_adapter(name: str, options: dict[str, Any], folder: Path | None) -> Ad
         return BUILDERS[name](folder, **options)
     from pipeline.plugins import build
 
-    return as_adapter(build(options, f"fuzz.adapters.{name}"), name, options["_target_"])
+    runtime = {"data_dir": folder} if folder is not None else {}  # `data_dir` of the entry, under paths.data
+    return as_adapter(build(options, f"fuzz.adapters.{name}", **runtime), name, options["_target_"])
 
 
 def not_applicable(name: str, model_kind: str, benchmark: str, modality: str) -> str | None:
@@ -112,7 +113,7 @@ def campaign_key(name: str, settings: dict[str, Any], seed: int, assets: str | N
         code = stage_fingerprint(what, ("pipeline.fuzz.adapters", f"pipeline.fuzz.adapters.{name}", __name__))
     else:  # a user's adapter: the source of its package, not its name, says what computed the report
         plugin = sources_digest(sources_of([settings["_target_"]]))
-        what = {"adapter": name, "settings": settings, "seed": int(seed), "plugin": plugin}
+        what = {"adapter": name, "settings": settings, "seed": int(seed), "assets": assets, "plugin": plugin}
         code = stage_fingerprint(what, ("pipeline.fuzz.adapters", "pipeline.plugins", __name__))
     return unit_key(code, "campaign")
 
