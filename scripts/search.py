@@ -20,19 +20,16 @@ import json
 
 from omegaconf import OmegaConf
 
-from pipeline.config.search import live_methods, seeds_of
-from pipeline.fingerprint import unit_key
+from pipeline.config.search import live_methods
 from pipeline.io import parquet_bytes, read_parquet_bytes, write_parquet
 from pipeline.plugins import check_plugins
-from pipeline.search import LiveOracle, TableOracle, method_class, rank_evaluated, run_search
-from pipeline.search.ground_truth import GroundTruth
+from pipeline.search import LiveOracle, method_class, rank_evaluated, run_search
 from pipeline.search.parallel import map_runs, n_workers
-from pipeline.search.tables import column_digest, ground_truth_digest, search_fingerprint
 from pipeline.space import Space
 from pipeline.store import ResumeStore, run_cached
 from pipeline.stages.runner import benchmark_spec, run_stage
 from pipeline.stages.layout import asset_digest, data_dir, live_path, store_path, table_path, trace_path
-from pipeline.stages.search_inputs import budget, groundtruth, hyperparameters, metrics_of
+from pipeline.stages.search_inputs import budget, groundtruth, hyperparameters, metrics_of, table_jobs
 
 
 def run_table(cfg) -> None:
@@ -42,26 +39,10 @@ def run_table(cfg) -> None:
         raise ValueError(f"no ground-truth table {path}; run `dvc repro groundtruth` first, or use search.mode=live")
     table = groundtruth(cfg)
     space = Space(tuple(cfg.benchmark.perturbations), int(cfg.benchmark.levels))
-    code = search_fingerprint()
-    jobs, paths, keys = [], [], []
-    guided = [m for m in cfg.search.methods if method_class(m).guide]
-    absent = [m for m in guided if method_class(m).guide not in table.columns]
+    jobs, keys, paths, absent = table_jobs(cfg, table, space)
     if absent:
         print(f"{', '.join(absent)}: not run on {name}, whose table has no {', '.join(method_class(m).guide for m in absent)} "
               "(benchmark.adequacy is null: the adequacy metrics need a model whose layers they read)")
-    for metric in metrics_of(cfg):
-        problem = GroundTruth.from_table(table, name, metric, space)
-        digest = ground_truth_digest(problem)
-        for method in [m for m in cfg.search.methods if m not in absent]:
-            guide = method_class(method).guide
-            oracle = TableOracle.from_table(table, space, delta=guide, rho=f"rho_{metric}_norm") if guide else problem.oracle
-            extra = dict(guide=column_digest(table, guide)) if guide else {}
-            for seed in range(seeds_of(cfg.search, method)):
-                job = dict(method=method, seed=seed, budget=budget(cfg, space.size), batch_size=int(cfg.search.batch_size),
-                           **hyperparameters(cfg, method))
-                jobs.append(dict(job, oracle=oracle, space=space, truth=problem.oracle if guide else None))
-                keys.append(unit_key(code, dict(job, benchmark=name, metric=metric, ground_truth=digest, **extra)))
-                paths.append(trace_path(cfg, name, metric, method, seed))
     with ResumeStore(store_path(cfg, "search", name)) as store:
         pending = sum(not store.has(k) for k in keys)
         print(f"{pending} of {len(keys)} runs to do ({name}), traces under {trace_path(cfg, name, 'M', 'X', 0).parents[2]}")
