@@ -103,10 +103,11 @@ def markdown(df: pd.DataFrame, digits: int = 1) -> str:
 
 def report(runs: pd.DataFrame, reference: str, rng: np.random.Generator) -> str:
     parts = []
+    capped = runs["u_full"].isna().mean() > 0.5  # a budget too small to recover P*: compare what is still missed
     for q, at_q in runs.groupby("q", sort=True):
         parts += [f"## Recovery (q = {q})\n", markdown(recovery_summary(at_q, ["group"]).merge(
             at_q.groupby("group", sort=False)["pareto_size"].mean().rename("mean |P*|").reset_index(), on="group"))]
-        if reference not in set(at_q["method"]) or at_q["method"].nunique() < 2:
+        if capped or reference not in set(at_q["method"]) or at_q["method"].nunique() < 2:
             continue
         both = []
         pairs = at_q[at_q["method"] == reference].groupby("group").size()
@@ -117,7 +118,7 @@ def report(runs: pd.DataFrame, reference: str, rng: np.random.Generator) -> str:
         cmp = pd.concat(both)[["scope", "group", "method", "reference", "mean_diff", "lo", "hi", "ratio", "verdict"]]
         parts += [f"\n## Censored u of each method minus {reference}'s at q = {q} (95% cluster-bootstrap interval over tables)\n",
                   markdown(cmp), "\n"]
-    if runs["u_full"].isna().mean() > 0.5:  # a budget too small to recover P*: compare what is still missed
+    if capped:
         parts.append(missed_report(runs, reference, rng))
     by_q = runs.groupby(["method", "q"], sort=False).agg(runs=("u_full", "size"), reached=("u_full", "count"),
                                                          u_mean=("u_full", "mean"), rounds_mean=("rounds_full", "mean"))
