@@ -91,3 +91,22 @@ def test_spec_helper_builds_what_the_stages_build() -> None:
                 helper.benchmark_spec(overrides)
             continue
         assert helper.benchmark_spec(overrides) == stage, path.stem
+
+
+def test_heldout_at_a_capped_budget_compares_the_members_still_missed(tmp_path: Path) -> None:
+    """`--budget B` stops every run after B proposals; the report then compares |P*| · (1 − recall), the members
+    of P* each run has not evaluated, and leaves out the censored-u comparison (no run recovers P*)."""
+    import pandas as pd
+
+    result = subprocess.run([sys.executable, "benchmarks/bench_search_heldout.py", "--quick", "--budget", "12", "--out",
+                             str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    runs = pd.read_csv(tmp_path / "runs.csv")
+    assert (runs["unique"] <= 12).all() and runs["u_full"].isna().all()
+    found = runs["pareto_size"] * runs["final_recall"]
+    assert ((found - found.round()).abs() < 1e-9).all()  # a recall is a count of P* members over |P*|
+    report = (tmp_path / "report.md").read_text()
+    assert "Censored u" not in report and "Members of P* still missed after the budget (b ≤ 12 proposals)" in report
+    line = next(row for row in report.splitlines() if row.startswith("| random | 1 |"))
+    missed = (runs["pareto_size"] - found)[runs["method"] == "random"].mean()
+    assert float(line.split("|")[6]) == pytest.approx(missed, abs=0.005)
