@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from pipeline.fuzz.adapters import check_adapter_name
+from pipeline.fuzz.adapters import chosen_adapter
 from pipeline.fuzz.adapters.build import cached_campaign, not_applicable, report_metrics
 from pipeline.io import write_json, write_text
 from pipeline.stages.runner import plain, run_stage
@@ -22,9 +22,7 @@ from pipeline.stages.layout import asset_digest, fuzz_assets, fuzz_dir, store_pa
 
 
 def main(cfg) -> None:
-    if "fuzz" not in cfg:
-        raise ValueError("the configuration has no `fuzz` section; add `- fuzz: default` to conf/config.yaml's defaults")
-    name = check_adapter_name(str(cfg.fuzz.adapter), cfg.fuzz.adapters.get(str(cfg.fuzz.adapter)))
+    name = chosen_adapter(cfg)
     out = fuzz_dir(cfg, name)
     reason = not_applicable(name, str(cfg.model.kind), str(cfg.benchmark.name), str(cfg.benchmark.modality))
     if reason is not None:

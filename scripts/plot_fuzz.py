@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from pipeline.figures.fuzz import render_fuzz_figures
-from pipeline.fuzz.adapters import check_adapter_name
+from pipeline.fuzz.adapters import chosen_adapter
 from pipeline.fuzz.report import StructuralFuzzReport
 from pipeline.io import write_text
 from pipeline.stages.runner import run_stage
@@ -17,9 +17,7 @@ from pipeline.stages.layout import fuzz_dir, fuzz_figures
 
 
 def main(cfg) -> None:
-    if "fuzz" not in cfg:
-        raise ValueError("the configuration has no `fuzz` section; add `- fuzz: default` to conf/config.yaml's defaults")
-    name = check_adapter_name(str(cfg.fuzz.adapter), cfg.fuzz.adapters.get(str(cfg.fuzz.adapter)))
+    name = chosen_adapter(cfg)
     source = fuzz_dir(cfg, name) / "report.json"
     if not source.exists():
         raise ValueError(f"no fuzz report at {source}; run `python scripts/fuzz.py fuzz.adapter={name}` first")

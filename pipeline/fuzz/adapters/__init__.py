@@ -41,9 +41,13 @@ class Adapter:
     error_name: str
 
 
-def check_adapter_name(name: str, settings: Mapping[str, Any] | None = None) -> str:
-    """`name` if it is a built-in adapter or `settings` (its `fuzz.adapters` entry) names a plug-in's `_target_`,
-    else a ValueError listing the valid ones."""
+def chosen_adapter(cfg: Mapping[str, Any]) -> str:
+    """`fuzz.adapter` of a run's config if it is a built-in adapter or names an entry of `fuzz.adapters` with a
+    plug-in's `_target_`; else a ValueError listing the valid ones (or saying the config has no `fuzz` section)."""
+    if "fuzz" not in cfg:
+        raise ValueError("the configuration has no `fuzz` section; add `- fuzz: default` to conf/config.yaml's defaults")
+    name = str(cfg["fuzz"]["adapter"])
+    settings = cfg["fuzz"]["adapters"].get(name)
     if not (isinstance(settings, Mapping) and "_target_" in settings):
         ADAPTERS.get(name)
     return name
