@@ -8,6 +8,8 @@ tables of a split (`pipeline.search.synthetic`) or on the real ground-truth tabl
     .venv/bin/python benchmarks/bench_search_heldout.py --split test --per-family 1 --seeds 1 --budget 200 \
         --families rugged,crowded --methods pnd,optuna_gp,botorch_qlognehvi   # the slow GP anchors, budget-matched
     .venv/bin/python benchmarks/bench_search_heldout.py --quick          # 1 table per family, 1 seed, 4^3 lattice (seconds)
+    .venv/bin/python benchmarks/bench_search_heldout.py --split test --methods pnd --keep-others --out outputs/heldout/test \
+        # after a change to one method: rerun it alone, keep the rows of the others
 
 Every run is a full search with the proposal budget B = 5·|Θ| (or `--budget`) and no stopping rule, so the
 run's own estimate of Recall@P* (`est_recall`, where the method writes one) can be checked against the truth.
@@ -92,6 +94,20 @@ def one_run(group: str, table: str, objectives: np.ndarray, space: Space, pareto
     return row
 
 
+def with_earlier_runs(runs: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """`runs` and the rows of the earlier runs.csv at `path` for the methods `runs` does not have (a method
+    rerun after a change of its code replaces its old rows); a new row takes the place of the earlier row of
+    the same (table, method, q, seed), so the file and its report keep their order."""
+    keys = ["table", "method", "q", "seed"]
+    earlier = pd.read_csv(path)
+    where = {key: k for k, key in enumerate(earlier[keys].itertuples(index=False, name=None))}
+    kept = earlier[~earlier["method"].isin(runs["method"].unique())]
+    position = [where.get(key, len(earlier) + j) for j, key in enumerate(runs[keys].itertuples(index=False, name=None))]
+    merged = pd.concat([kept.assign(_at=kept.index), runs.assign(_at=position)], ignore_index=True)
+    merged = merged.sort_values("_at", kind="stable", ignore_index=True).drop(columns="_at")
+    return merged[list(earlier.columns.union(runs.columns, sort=False))]
+
+
 def markdown(df: pd.DataFrame, digits: int = 1) -> str:
     cols = list(df.columns)
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -170,7 +186,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workers", type=int, default=0, help="worker processes (0: every core)")
     ap.add_argument("--out", type=Path, default=None, help="folder for runs.csv and report.md")
     ap.add_argument("--quick", action="store_true", help="1 table per family on a 4^3 lattice, 1 seed, GP-PND and Random only")
+    ap.add_argument("--keep-others", action="store_true",
+                    help="keep the rows of --out's runs.csv for the methods not run now, and report on all of them")
     args = ap.parse_args(argv)
+    if args.keep_others and (args.out is None or not (args.out / "runs.csv").is_file()):
+        ap.error(f"--keep-others needs an --out folder with a runs.csv from an earlier run; got {args.out}")
     methods = args.methods.split(",") if not args.quick else ["pnd", "random"]
     space = Space(("p0", "p1", "p2"), 4) if args.quick else None
     per_family, seeds = (1, 1) if args.quick else (args.per_family, args.seeds)
@@ -188,6 +208,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{len(jobs)} runs: {len(tables)} tables of split {split!r} ({', '.join(families) if split != 'real' else 'real pairs'}), "
           f"methods {methods}, q {qs}, {seeds} seeds", file=sys.stderr)
     runs = pd.DataFrame(list(map_runs(one_run, jobs, args.workers, desc=f"held-out {split}")))
+    if args.keep_others:
+        runs = with_earlier_runs(runs, args.out / "runs.csv")
     text = report(runs, reference, np.random.default_rng(0))
     print(text)
     if args.out is not None:

@@ -30,7 +30,13 @@ Steps and the choices the issue leaves open:
   front within 10⁻³ of 1. Dominance is unchanged by such warps, so the probability below is computed
   on the warped scale. Hyperparameters and warp by maximum likelihood (scikit-learn), refitted
   whenever the number of evaluated configurations has grown by half, up to `FIT_LIMIT` (fits are
-  cubic in it and settle early); between fits the exact posterior is updated one configuration at a
+  cubic in it and settle early), each fit from the same default start, never from the previous fit:
+  on the development table interacting-2 a warm start at 48 evaluations fell into a degenerate optimum
+  (every length scale at its lower bound, all of δ's variance called noise) and stayed there, so the δ
+  GP predicted the prior mean near the all-maximum corner and the last P* members there came at
+  u = 1,293 of 1,296; from the default start every fit, 117. Over the 20 development tables and two
+  search seeds the total u to full recall fell from 22,715 to 20,630 (interacting 3,220 → 851, crowded
+  8,012 → 8,249, the other families within 1%). Between fits the exact posterior is updated one configuration at a
   time (`IncrementalGP`: a Cholesky row, O(u·|Θ|) per proposal). The predictive σ adds the noise
   term, because the value to be observed includes it.
 * Front: the non-dominated evaluated configurations (the method's own current estimate of P*).
@@ -48,6 +54,13 @@ Steps and the choices the issue leaves open:
   PND × Π_θ' (1 − P(θ' dominates θ)) over the unevaluated θ' (independent outcomes), an estimate of
   P(θ ∈ P*). It was no better on `crowded` (mean u 1,094 against 1,037) and worse on `rugged`
   (308 against 147), so the proposal stays the plain probability of non-domination.
+* Pieces of BoTorch's qLogNEHVI were tried the same way (20 development tables, search seed 0; total u to
+  full recall, against 12,639 for the warm-started GP-PND of the time and 10,511 for the default start
+  kept above): the 2-D expected hypervolume improvement as the acquisition (closed form over the
+  staircase, PND breaking ties) 11,780; a Matérn-5/2 kernel 12,318; refits up to 400 evaluations at
+  growth 1.2 12,868; every predictive sd doubled (wider, ε-PAL-like intervals) 11,354. Their gains
+  over 12,639 came from the interacting tables that the warm start broke, not from crowded or
+  long_front, so none was kept.
 
 Cost: two u × |Θ| arrays of floats (the posterior's Cholesky rows against all of Θ), 2·8·|Θ|² bytes
 when a run visits all of Θ: 27 MB for 6^4, 1.6 GB for 10^4 configurations; and some 5-20 s of CPU per
@@ -212,7 +225,7 @@ class Warp:
 
 def fit_gp(Z: np.ndarray, y: np.ndarray, start: Kernel | None = None) -> tuple[Kernel, dict[str, float | np.ndarray], float]:
     """Maximum-marginal-likelihood hyperparameters of amplitude·RBF(ARD) + white noise on standardised
-    y (scikit-learn, L-BFGS-B from `start` or a default): the fitted kernel (the next fit's start),
+    y (scikit-learn, L-BFGS-B from `start` or a default): the fitted kernel (a start for a later fit),
     `IncrementalGP` arguments, and the log-likelihood of y itself (scikit-learn's, of the standardised
     y, less n·log of the scale)."""
     kernel = start if start is not None else (
@@ -282,15 +295,14 @@ class ParetoProbability(Method):
             raise ValueError(f"stop_at_recall must be in (0, 1] or null (no stopping rule), got {stop_at_recall}")
         self.stop_at_recall = None if stop_at_recall is None else float(stop_at_recall)
 
-    def _fit(self, Z: np.ndarray, evaluated: np.ndarray, y: np.ndarray, k: int,
-             kernels: dict[tuple[int, float | None], Kernel]) -> tuple[IncrementalGP, Warp]:
-        """The GP of objective k on the evaluated configurations, under the most likely of `WARPS`
-        (fitted kernels are kept in `kernels` as the next fit's starting points)."""
+    def _fit(self, Z: np.ndarray, evaluated: np.ndarray, y: np.ndarray) -> tuple[IncrementalGP, Warp]:
+        """The GP of one objective on the evaluated configurations, under the most likely of `WARPS`, every
+        fit from `fit_gp`'s default start (module docstring: a warm start can stay in a degenerate optimum)."""
         spread = float(y.max() - y.min()) or 1.0
         best: tuple[float, Warp, dict] | None = None
         for rel in self.WARPS:
             warp = Warp(float(y.max()), None if rel is None else rel * spread)
-            kernels[k, rel], params, loglik = fit_gp(Z[evaluated], warp(y), kernels.get((k, rel)))
+            _, params, loglik = fit_gp(Z[evaluated], warp(y))
             loglik += float(warp.log_slope(y).sum())
             if best is None or loglik > best[0]:
                 best = (loglik, warp, params)
@@ -340,7 +352,6 @@ class ParetoProbability(Method):
         front = np.zeros((0, 2))
         gps: list[IncrementalGP] = []
         warps: list[Warp] = []
-        kernels: dict[tuple[int, float | None], Kernel] = {}
         fitted_at = 0
 
         def observe(picks: np.ndarray) -> None:
@@ -362,7 +373,7 @@ class ParetoProbability(Method):
             n = len(order)
             if fitted_at == 0 or (fitted_at < self.FIT_LIMIT and n >= self.FIT_GROWTH * fitted_at):
                 evaluated = np.array(order)
-                fits = [self._fit(Z, evaluated, values[evaluated, k], k, kernels) for k in range(2)]
+                fits = [self._fit(Z, evaluated, values[evaluated, k]) for k in range(2)]
                 gps, warps = [f[0] for f in fits], [f[1] for f in fits]
                 fitted_at = n
             warped_front = np.column_stack([warps[k](front[:, k]) for k in range(2)])

@@ -228,8 +228,10 @@ STAGES: list[Stage] = [
     # one page of every result (issue 21): reads the folders the stages above write, never a model
     Stage("report", "report", ("benchmark.name", "model.name", "suite", "paired.source", "paired_suite", "paired.records",
                                "paired.recapture.source", "paired.screening", "fuzz.adapters", "search.table2_methods"),
-          deps=lambda cfg: [outputs(cfg) / d for d in ("groundtruth", "prepare", "search_summary", "paired", "fuzz",
+          deps=lambda cfg: [outputs(cfg) / d for d in ("groundtruth", "prepare", "search_summary", "paired",
                                                        "figures/groundtruth", "figures/paired", "figures/screening", "figures/fuzz")]
+          # each campaign's results, not the folder: its timings.json differs from run to run and is not reported
+          + [fuzz_dir(cfg, a) / f for a in FUZZ_ADAPTERS for f in ("summary.txt", "metrics.json")]
           + [records_path(cfg), recapture_path(cfg), ROOT / "conf" / "benchmark", ROOT / "conf" / "model"],
           committed=lambda cfg: [report_dir(cfg)], headline=lambda cfg: [headline_path(cfg)]),
 ]

@@ -110,3 +110,24 @@ def test_heldout_at_a_capped_budget_compares_the_members_still_missed(tmp_path: 
     line = next(row for row in report.splitlines() if row.startswith("| random | 1 |"))
     missed = (runs["pareto_size"] - found)[runs["method"] == "random"].mean()
     assert float(line.split("|")[6]) == pytest.approx(missed, abs=0.005)
+
+
+def test_heldout_keep_others_replaces_only_the_methods_rerun(tmp_path: Path) -> None:
+    """`--keep-others` keeps the earlier rows of the methods not run now (here a planted `testnav`), replaces the rows
+    of those run now, and reports on the union; without an earlier runs.csv it is refused before any run."""
+    import pandas as pd
+
+    command = [sys.executable, "benchmarks/bench_search_heldout.py", "--quick", "--budget", "12", "--out", str(tmp_path)]
+    refused = subprocess.run([*command, "--keep-others"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 2 and "--keep-others needs an --out folder with a runs.csv" in refused.stderr
+    assert not (tmp_path / "runs.csv").exists()
+    assert subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600).returncode == 0
+    first = pd.read_csv(tmp_path / "runs.csv")
+    planted = first[first["method"] == "random"].assign(method="testnav", final_recall=0.0)
+    pd.concat([planted, first[first["method"] == "pnd"]], ignore_index=True).to_csv(tmp_path / "runs.csv", index=False)
+    result = subprocess.run([*command, "--keep-others"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    merged = pd.read_csv(tmp_path / "runs.csv")
+    planted_first = pd.concat([planted, first[first["method"] == "pnd"], first[first["method"] == "random"]], ignore_index=True)
+    pd.testing.assert_frame_equal(merged, planted_first)  # the rerun's rows where the earlier ones were, same values
+    assert "| testnav | 1 |" in (tmp_path / "report.md").read_text()

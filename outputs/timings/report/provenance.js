@@ -2,13 +2,13 @@
 // the same bytes on every machine and run (pipeline/report/provenance.py).
 (function () {
   var run = {
-  "git commit": "beac5084994b3cf17302b101b7afc1aa0ffbda3e",
-  "dvc.lock sha256": "5971d81c9c622630cdcb186aa399c160544c425cf63ea78dd1fd291ca28d1488",
+  "git commit": "83578a9185e163290b8514b70bc98cc41ed5a00f",
+  "dvc.lock sha256": "1c96523e5b8a60d2289a470a78f64e1b8c52924e9e6c973002f97f962a01814f",
   "python": "3.11.7",
   "machine": "Linux-6.18.44-fc-v657-x86_64-with-glibc2.36",
   "processor": "x86_64",
   "cpu count": "2",
-  "built at (UTC)": "2026-12-02 01:03:20"
+  "built at (UTC)": "2026-12-02 02:23:28"
 };
   var list = document.getElementById('run-provenance');
   Object.keys(run).forEach(function (key) {
