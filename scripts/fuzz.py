@@ -12,6 +12,8 @@ timings.json, apart from the results.
 """
 from __future__ import annotations
 
+import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+
 import time
 
 from pipeline.fuzz.adapters import chosen_adapter

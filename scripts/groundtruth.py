@@ -12,6 +12,8 @@ the perturbation store under data/cache/perturb/ (stage `perturb`, filled here w
 """
 from __future__ import annotations
 
+import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+
 import functools
 import json
 

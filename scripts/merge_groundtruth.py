@@ -3,6 +3,8 @@ Each shard's resume store must have been made under this merge's fingerprint (co
 versions); a shard made from anything else is refused with a line naming it."""
 from __future__ import annotations
 
+import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+
 import json
 
 from pipeline.builders import build_benchmark, build_space

@@ -13,6 +13,8 @@ wall-clock time goes to `outputs/timings/perturb/<benchmark>.parquet`.
 """
 from __future__ import annotations
 
+import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+
 import pandas as pd
 
 from pipeline.builders import build_inputs

@@ -6,6 +6,8 @@ the frontier's MRIs) and thresholds.md.
 """
 from __future__ import annotations
 
+import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+
 import json
 
 from pipeline.figures.fuzz import render_fuzz_figures

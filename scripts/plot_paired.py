@@ -5,6 +5,8 @@
 """
 from __future__ import annotations
 
+import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+
 import pandas as pd
 
 from pipeline.figures.paired import illustration_markdown, plot_certified, plot_widths

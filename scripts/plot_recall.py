@@ -5,6 +5,8 @@ and budget (bottom), one column per benchmark–metric pair that has traces of t
 """
 from __future__ import annotations
 
+import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+
 from pipeline.figures.recall import plot_recall, recall_panel
 from pipeline.figures.save import save_png
 from pipeline.search import METHODS

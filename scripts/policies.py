@@ -6,6 +6,8 @@ cell, weight and information level; certified orderings (Tables 4, 12, Fig. 5) a
 """
 from __future__ import annotations
 
+import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+
 import numpy as np
 import pandas as pd
 

@@ -1,6 +1,8 @@
 """Stage `prepare`: clean inputs, labels, splits and the embedded models of the configured benchmark."""
 from __future__ import annotations
 
+import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+
 from pipeline.io import write_json
 from pipeline.plugins import check_plugins
 from pipeline.preparation import prepare

@@ -23,6 +23,8 @@ ES-Diverse from `paired.recapture.root` instead: the references are the clean po
 """
 from __future__ import annotations
 
+import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+
 import time
 
 from tqdm import tqdm

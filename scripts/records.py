@@ -12,6 +12,8 @@ perturbations at k edits, `paired=bbc_news`).
 """
 from __future__ import annotations
 
+import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+
 from tqdm import tqdm
 
 from pipeline.io import write_json

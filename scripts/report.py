@@ -9,6 +9,8 @@ Reports params.yaml's benchmark and every benchmark of `suite`, params.yaml's pa
 """
 from __future__ import annotations
 
+import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+
 import os
 
 from pipeline.io import write_json, write_text

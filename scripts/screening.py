@@ -19,6 +19,8 @@ under `outputs/paired/<source>/screening/`:
 """
 from __future__ import annotations
 
+import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+
 import time
 
 import pandas as pd

@@ -16,6 +16,8 @@ outputs/search_live/<benchmark>/<metric>/<method>/seed=<k>.{trace,ranked}.parque
 """
 from __future__ import annotations
 
+import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+
 import json
 
 from omegaconf import OmegaConf

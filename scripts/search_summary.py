@@ -10,6 +10,8 @@ metric and dimension; `pipeline.search.monotonicity`).
 """
 from __future__ import annotations
 
+import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+
 import pandas as pd
 
 from pipeline.front_composition import table3, table3_markdown

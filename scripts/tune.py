@@ -17,6 +17,8 @@ outputs/tune/choice.json (the selected setting and its scores).
 """
 from __future__ import annotations
 
+import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+
 import pandas as pd
 
 from pipeline.fingerprint import unit_key

@@ -6,8 +6,10 @@ and sets those keys (how one script serves several DVC stages). Run with argumen
 `conf/`: `python scripts/groundtruth.py benchmark=digits shard=0 num_shards=4`, or `-m` for a multirun
 sweep with any launcher (`hydra/launcher=joblib`, `hydra/launcher=submitit_slurm`).
 Every stage runs in the pinned numerical environment of `pipeline.numerics` (same bits on any AVX2
-machine), whoever starts it: `dvc repro`, `dvc exp run`, Hydra multirun jobs or a plain `python` call;
-`run_stage` pins it first (re-executing the process if needed), importing this module does nothing.
+machine), whoever starts it: `dvc repro`, `dvc exp run`, Hydra multirun jobs or a plain `python` call.
+Each stage script imports `pipeline.pin` before anything else, so the one re-execution under the pinned
+environment happens before its heavy imports (2-3 s a stage); `run_stage` pins too, for a script that
+does not, and importing this module does nothing.
 Jobs a launcher runs in other processes (joblib, submitit, SLURM) unpickle the task by reference to its
 `scripts.*` modules, which the project's install provides (`scripts` is a package of it).
 Both modes load through one schema (`pipeline.config.validate_config`). A rejected setting or input
