@@ -31,6 +31,7 @@ def test_an_unpinned_start_re_executes_before_numpy_or_torch_load() -> None:
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     starts = [i for i, line in enumerate(result.stderr.splitlines()) if line.endswith("| encodings")]
     assert len(starts) == 2, result.stderr[-2000:]
-    replaced = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()[: starts[1]] if line.startswith("import time:")}
+    first_process = result.stderr.splitlines()[: starts[1]]
+    replaced = {line.rsplit("|", 1)[-1].strip() for line in first_process if line.startswith("import time:")}
     assert "pipeline.numerics" in replaced and not {"numpy", "torch", "pandas"} & replaced
     assert result.returncode == 2 and "no_such_key" in result.stderr
