@@ -2,13 +2,13 @@
 // the same bytes on every machine and run (pipeline/report/provenance.py).
 (function () {
   var run = {
-  "git commit": "cc8e2c4c6145fe2a82c37a77374cdf595f9d4662",
-  "dvc.lock sha256": "aa55e417d8b1355ce97c7dba2f7ab2e42a9222f1b55c93528401bb62bd42d798",
+  "git commit": "84ab68a00c3b66e37d1ab8c0615841361b5f534f",
+  "dvc.lock sha256": "40d136240fc2db7872e76269f48e3e42d3b80560d97ecf4da2815b63ffd09215",
   "python": "3.11.7",
   "machine": "Linux-6.18.44-fc-v657-x86_64-with-glibc2.36",
   "processor": "x86_64",
   "cpu count": "2",
-  "built at (UTC)": "2026-12-02 02:42:18"
+  "built at (UTC)": "2026-12-02 03:55:02"
 };
   var list = document.getElementById('run-provenance');
   Object.keys(run).forEach(function (key) {
