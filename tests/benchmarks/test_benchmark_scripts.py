@@ -93,14 +93,24 @@ def test_spec_helper_builds_what_the_stages_build() -> None:
         assert helper.benchmark_spec(overrides) == stage, path.stem
 
 
-def test_heldout_at_a_capped_budget_compares_the_members_still_missed(tmp_path: Path) -> None:
+HELDOUT_CAPPED = [sys.executable, "benchmarks/bench_search_heldout.py", "--quick", "--budget", "12", "--out"]
+
+
+@pytest.fixture(scope="module")
+def capped_heldout(tmp_path_factory) -> Path:
+    """One quick held-out run at a budget of 12 proposals, shared by the tests that read it."""
+    folder = tmp_path_factory.mktemp("heldout_capped")
+    result = subprocess.run([*HELDOUT_CAPPED, str(folder)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    return folder
+
+
+def test_heldout_at_a_capped_budget_compares_the_members_still_missed(capped_heldout: Path) -> None:
     """`--budget B` stops every run after B proposals; the report then compares |P*| · (1 − recall), the members
     of P* each run has not evaluated, and leaves out the censored-u comparison (no run recovers P*)."""
     import pandas as pd
 
-    result = subprocess.run([sys.executable, "benchmarks/bench_search_heldout.py", "--quick", "--budget", "12", "--out",
-                             str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr
+    tmp_path = capped_heldout
     runs = pd.read_csv(tmp_path / "runs.csv")
     assert (runs["unique"] <= 12).all() and runs["u_full"].isna().all()
     found = runs["pareto_size"] * runs["final_recall"]
@@ -112,17 +122,16 @@ def test_heldout_at_a_capped_budget_compares_the_members_still_missed(tmp_path: 
     assert float(line.split("|")[6]) == pytest.approx(missed, abs=0.005)
 
 
-def test_heldout_keep_others_replaces_only_the_methods_rerun(tmp_path: Path) -> None:
+def test_heldout_keep_others_replaces_only_the_methods_rerun(capped_heldout: Path, tmp_path: Path) -> None:
     """`--keep-others` keeps the earlier rows of the methods not run now (here a planted `testnav`), replaces the rows
     of those run now, and reports on the union; without an earlier runs.csv it is refused before any run."""
     import pandas as pd
 
-    command = [sys.executable, "benchmarks/bench_search_heldout.py", "--quick", "--budget", "12", "--out", str(tmp_path)]
+    command = [*HELDOUT_CAPPED, str(tmp_path)]
     refused = subprocess.run([*command, "--keep-others"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert refused.returncode == 2 and "--keep-others needs an --out folder with a runs.csv" in refused.stderr
     assert not (tmp_path / "runs.csv").exists()
-    assert subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600).returncode == 0
-    first = pd.read_csv(tmp_path / "runs.csv")
+    first = pd.read_csv(capped_heldout / "runs.csv")  # the same command's earlier run
     planted = first[first["method"] == "random"].assign(method="testnav", final_recall=0.0)
     pd.concat([planted, first[first["method"] == "pnd"]], ignore_index=True).to_csv(tmp_path / "runs.csv", index=False)
     result = subprocess.run([*command, "--keep-others"], cwd=ROOT, capture_output=True, text=True, timeout=600)
