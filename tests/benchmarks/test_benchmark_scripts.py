@@ -51,6 +51,8 @@ EXPECTED: dict[str, list[str]] = {
                      r"^  640 runs \(one benchmark-metric pair\): \d+ s on \d+ idle cores"],
     "bench_search_lattice": [r"^--quick: GP-PND \(pnd\) left out",
                              *(rf"^\| fixture \| {m} \| Random Search \| 1/1 \| .* \| {NUM}× \| {NUM}× \|$" for m in ("ssim", "kid"))],
+    "bench_search_limit": [*(rf"^\| {f} \| {f}-0 \| \d+ \| \d+ \| \d+ \| \d+ \| {NUM} \|$" for f in ("smooth", "long_front")),
+                           rf"^\| all tables \| {NUM} \|$"],
     "bench_throughput": [rf"^  batch +32: +{NUM} configs/s, +{NUM} images/s \({NUM}x batch 512\)",
                          rf"^  batch  1024: +{NUM} images/s \({NUM}x\)$",
                          r"^vit_b_16 ground truth and inference left out: --quick on a CPU|^vit_b_16 \(224×224\) inference on cuda"],
@@ -73,15 +75,21 @@ def test_quick_run_prints_its_ratios(script: Path) -> None:
         assert re.search(pattern, result.stdout, re.MULTILINE), f"{script.name} --quick printed no line matching {pattern!r}\n{output}"
 
 
+def load_script(stem: str):
+    """benchmarks/<stem>.py as a module (the folder is no package)."""
+    module = importlib.util.spec_from_file_location(stem, ROOT / "benchmarks" / f"{stem}.py")
+    script = importlib.util.module_from_spec(module)
+    module.loader.exec_module(script)
+    return script
+
+
 def test_spec_helper_builds_what_the_stages_build() -> None:
     """benchmarks/_spec.py builds every benchmark's spec exactly as the stages do (`pipeline.stages.runner`), and
     refuses what they refuse (the real-world benchmarks without their local copies)."""
     from pipeline.config import ConfigError
     from pipeline.stages.runner import benchmark_spec, compose_job
 
-    module = importlib.util.spec_from_file_location("bench_spec", ROOT / "benchmarks" / "_spec.py")
-    helper = importlib.util.module_from_spec(module)
-    module.loader.exec_module(helper)
+    helper = load_script("_spec")
     for path in sorted((ROOT / "conf" / "benchmark").glob("*.yaml")):
         overrides = [f"benchmark={path.stem}", "device=cuda:1"]
         try:
@@ -140,3 +148,26 @@ def test_heldout_keep_others_replaces_only_the_methods_rerun(capped_heldout: Pat
     planted_first = pd.concat([planted, first[first["method"] == "pnd"], first[first["method"] == "random"]], ignore_index=True)
     pd.testing.assert_frame_equal(merged, planted_first)  # the rerun's rows where the earlier ones were, same values
     assert "| testnav | 1 |" in (tmp_path / "report.md").read_text()
+
+
+def test_limit_ideal_and_method_multiples() -> None:
+    """bench_search_limit's ideal search evaluates GP-PND's 32-configuration initial design on 6^4 and then only the
+    members of P* outside its lattice part; each method's median u (a run that never reaches recall 1 counting as
+    |Θ| + 1) is divided by it."""
+    import numpy as np
+    import pandas as pd
+
+    from pipeline.search.pnd import lattice_design
+    from pipeline.space import Space
+
+    limit = load_script("bench_search_limit")
+    space = Space(("a", "b", "c", "d"), 6)
+    pareto = np.zeros(space.size, dtype=bool)
+    pareto[lattice_design(space)[:3]] = True  # the identity, the corner and an axis point: all in the design
+    assert limit.ideal_u(space, pareto) == 32
+    pareto[[500, 501, 900]] = True
+    assert limit.ideal_u(space, pareto) == 35
+    runs = pd.DataFrame({"table": "t", "method": ["pnd"] * 3 + ["random"] * 2, "q": 1, "space_size": 1296,
+                         "u_full": [70.0, 140.0, np.nan, 350.0, 350.0]})
+    row = limit.with_methods(pd.DataFrame({"table": ["t"], "ideal_u": [35]}), runs).iloc[0]
+    assert row["u_pnd"] == 140.0 and row["x_pnd"] == pytest.approx(4.0) and row["x_random"] == pytest.approx(10.0)
