@@ -108,6 +108,15 @@ def with_earlier_runs(runs: pd.DataFrame, path: Path) -> pd.DataFrame:
     return merged[list(earlier.columns.union(runs.columns, sort=False))]
 
 
+def publish(table: pd.DataFrame, text: str, out: Path | None, name: str) -> None:
+    """Print the report `text`; with a folder `out`, also write `table` to out/name and the text to out/report.md."""
+    print(text)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        table.to_csv(out / name, index=False)
+        (out / "report.md").write_text(text)
+
+
 def markdown(df: pd.DataFrame, digits: int = 1) -> str:
     cols = list(df.columns)
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -210,12 +219,7 @@ def main(argv: list[str] | None = None) -> None:
     runs = pd.DataFrame(list(map_runs(one_run, jobs, args.workers, desc=f"held-out {split}")))
     if args.keep_others:
         runs = with_earlier_runs(runs, args.out / "runs.csv")
-    text = report(runs, reference, np.random.default_rng(0))
-    print(text)
-    if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        runs.to_csv(args.out / "runs.csv", index=False)
-        (args.out / "report.md").write_text(text)
+    publish(runs, report(runs, reference, np.random.default_rng(0)), args.out, "runs.csv")
 
 
 if __name__ == "__main__":

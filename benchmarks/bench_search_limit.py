@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_search_heldout import markdown, problems  # noqa: E402  (the same tables as the held-out comparison)
+from bench_search_heldout import markdown, problems, publish  # noqa: E402  (the same tables as the held-out comparison)
 
 from pipeline.numerics import ensure_pinned  # noqa: E402
 from pipeline.search.loo_order import loo_order_u, membership_probability  # noqa: E402
@@ -87,12 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     limit = pd.DataFrame(map_runs(one_table, tables, args.workers, desc="leave-one-out order"))
     if args.runs is not None:
         limit = with_methods(limit, pd.read_csv(args.runs))
-    text = report(limit)
-    print(text)
-    if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        limit.to_csv(args.out / "limit.csv", index=False)
-        (args.out / "report.md").write_text(text)
+    publish(limit, report(limit), args.out, "limit.csv")
 
 
 if __name__ == "__main__":
