@@ -34,16 +34,16 @@ from pipeline.space import Space  # noqa: E402
 
 def ideal_u(space: Space, pareto: np.ndarray) -> int:
     """Unique configurations of a search that evaluates GP-PND's initial design and then only the members
-    of P* it does not hold (the design's random part counted as missing P*)."""
+    of P* it does not hold (its random part counted as holding no member)."""
     design = len(initial_design(space, np.random.default_rng(0)))
     return design + int(np.setdiff1d(np.flatnonzero(pareto), lattice_design(space)).size)
 
 
 def one_table(group: str, table: str, objectives: np.ndarray, space: Space, pareto: np.ndarray) -> dict:
     p, ideal = membership_probability(objectives, space), ideal_u(space, pareto)
+    loo_u = loo_order_u(p, pareto)
     return {"group": group, "table": table, "pareto_size": int(pareto.sum()), "ideal_u": ideal,
-            "members_below_0_05": int((p[pareto] < 0.05).sum()), "loo_u": loo_order_u(p, pareto),
-            "x_loo": loo_order_u(p, pareto) / ideal}
+            "members_below_0_05": int((p[pareto] < 0.05).sum()), "loo_u": loo_u, "x_loo": loo_u / ideal}
 
 
 def with_methods(limit: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
