@@ -46,6 +46,18 @@ REAL = ("digits", "bbc_news", "humaneval", "humaneval_b")  # the committed groun
 CONFIDENT = 0.95  # the estimate at which calibration is read
 
 
+QUICK_SPACE = Space(("p0", "p1", "p2"), 4)  # --quick: the generated tables on a 4^3 lattice
+
+
+def parse_families(ap: argparse.ArgumentParser, text: str) -> tuple[str, ...]:
+    """The comma-separated generated families of `--families`; an unknown one ends the script through `ap.error`."""
+    families = tuple(text.split(","))
+    unknown = sorted(set(families) - set(FAMILIES))
+    if unknown:
+        ap.error(f"--families: {unknown} — valid families: {', '.join(FAMILIES)}")
+    return families
+
+
 def recommended() -> str:
     return yaml.safe_load((ROOT / "conf/search/default.yaml").read_text())["recommended"]
 
@@ -201,16 +213,13 @@ def main(argv: list[str] | None = None) -> None:
     if args.keep_others and (args.out is None or not (args.out / "runs.csv").is_file()):
         ap.error(f"--keep-others needs an --out folder with a runs.csv from an earlier run; got {args.out}")
     methods = args.methods.split(",") if not args.quick else ["pnd", "random"]
-    space = Space(("p0", "p1", "p2"), 4) if args.quick else None
+    space = QUICK_SPACE if args.quick else None
     per_family, seeds = (1, 1) if args.quick else (args.per_family, args.seeds)
     split = "dev" if args.quick else args.split
     qs = [int(q) for q in args.batch_sizes.split(",")]
     reference = args.reference or recommended()
     batched = set(args.batch_methods.split(",")) if args.batch_methods else {reference}
-    families = tuple(args.families.split(","))
-    unknown = sorted(set(families) - set(FAMILIES))
-    if unknown:
-        ap.error(f"--families: {unknown} — valid families: {', '.join(FAMILIES)}")
+    families = parse_families(ap, args.families)
     tables = problems(split, per_family, space, families)
     jobs = [dict(group=g, table=t, objectives=o, space=s, pareto=p, method=m, q=q, seed=seed, budget=args.budget)
             for g, t, o, s, p in tables for m in methods for q in qs if q == 1 or m in batched for seed in range(seeds)]

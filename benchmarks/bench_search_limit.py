@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_search_heldout import markdown, problems, publish  # noqa: E402  (the same tables as the held-out comparison)
+from bench_search_heldout import QUICK_SPACE, markdown, parse_families, problems, publish  # noqa: E402  (the same tables as the held-out comparison)
 
 from pipeline.numerics import ensure_pinned  # noqa: E402
 from pipeline.search.loo_order import loo_order_u, membership_probability  # noqa: E402
@@ -75,14 +75,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, default=None, help="folder for limit.csv and report.md")
     ap.add_argument("--quick", action="store_true", help="1 development table per family on a 4^3 lattice (seconds)")
     args = ap.parse_args(argv)
-    families = tuple(args.families.split(","))
-    unknown = sorted(set(families) - set(FAMILIES))
-    if unknown:
-        ap.error(f"unknown families {unknown}; the families are {list(FAMILIES)}")
+    families = parse_families(ap, args.families)
     if args.runs is not None and not args.runs.is_file():
         ap.error(f"--runs {args.runs} is not a file; give the runs.csv of a bench_search_heldout.py --out folder")
     keys = ("group", "table", "objectives", "space", "pareto")
-    split, per_family, space = ("dev", 1, Space(("p0", "p1", "p2"), 4)) if args.quick else (args.split, args.per_family, None)
+    split, per_family, space = ("dev", 1, QUICK_SPACE) if args.quick else (args.split, args.per_family, None)
     tables = [dict(zip(keys, problem)) for problem in problems(split, per_family, space, families)]
     limit = pd.DataFrame(map_runs(one_table, tables, args.workers, desc="leave-one-out order"))
     if args.runs is not None:
