@@ -20,52 +20,61 @@ again and finds the finished ones in the store: it resumes where it was killed.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from pipeline.benchmark import Benchmark
+from pipeline.config.errors import ConfigError
 from pipeline.fingerprint import digest, unit_key
 from pipeline.store import ResumeStore, run_cached
 
 EXECUTORS = ("serial", "processes", "submitit_local", "submitit_slurm")
-_BENCHMARKS: dict[str, Benchmark] = {}  # per worker process: the benchmark of a (spec, data dir), built once
+BenchmarkFactory = Callable[[], Benchmark]  # builds the benchmark (picklable: it travels to every worker)
+_BENCHMARKS: dict[str, Benchmark] = {}  # per worker process: each factory's benchmark, built once
 
 
-def benchmark_of(spec: Mapping[str, Any], data_dir: str) -> Benchmark:
-    """The benchmark of `spec` over `data_dir`, built on first use in this process (`pipeline.builders`)."""
-    key = digest({"spec": spec, "data_dir": str(data_dir)})
+def benchmark_of(key: str, factory: BenchmarkFactory) -> Benchmark:
+    """The benchmark `factory` builds, built on first use in this process and kept under `key`."""
     if key not in _BENCHMARKS:
-        from pipeline.builders import build_benchmark  # model and metric libraries load only where a benchmark runs
-
-        _BENCHMARKS[key] = build_benchmark(dict(spec), Path(data_dir))
+        _BENCHMARKS[key] = factory()
     return _BENCHMARKS[key]
 
 
-def evaluate_configurations(spec: Mapping[str, Any], data_dir: str, thetas: Sequence[Sequence[int]]) -> list[dict[str, float]]:
+def spec_factory(spec: Mapping[str, Any], data_dir: str | Path) -> tuple[str, BenchmarkFactory]:
+    """(key, factory) of the benchmark of a config spec over its prepared folder (`pipeline.builders`)."""
+    from pipeline.builders import build_benchmark  # model and metric libraries load only where a benchmark runs
+
+    return digest({"spec": dict(spec), "data_dir": str(data_dir)}), partial(build_benchmark, dict(spec), Path(data_dir))
+
+
+def evaluate_configurations(key: str, factory: BenchmarkFactory, thetas: Sequence[Sequence[int]]) -> list[dict[str, float]]:
     """`Benchmark.evaluate` of each configuration, in order: a worker's chunk of one round."""
-    bench = benchmark_of(spec, data_dir)
+    bench = benchmark_of(key, factory)
     return [{k: float(v) for k, v in bench.evaluate(tuple(int(x) for x in theta)).items()} for theta in thetas]
 
 
 class LiveEvaluator:
     """`evaluator([θ, …]) -> [values, …]`: the benchmark's `evaluate` dict of every configuration, from the
     store where a run already evaluated it, else computed on `workers` workers of `executor` (module
-    docstring) and recorded as each chunk finishes. `fingerprint` names everything the values depend on
+    docstring) and recorded as each chunk finishes. `factory` builds the benchmark in each worker (`key`
+    names it there); `fingerprint` names everything the values depend on
     (`pipeline.groundtruth.table_fingerprint`)."""
 
-    def __init__(self, spec: Mapping[str, Any], data_dir: str | Path, store: ResumeStore, fingerprint: str,
+    def __init__(self, factory: BenchmarkFactory, key: str, store: ResumeStore, fingerprint: str,
                  executor: str = "processes", workers: int = 1, submitit: Mapping[str, Any] | None = None,
                  folder: str | Path | None = None) -> None:
         if executor not in EXECUTORS:
-            raise ValueError(f"unknown live-search executor {executor!r}; valid choices: {', '.join(EXECUTORS)}")
+            raise ConfigError("search.live.executor", executor, f"one of {', '.join(EXECUTORS)}")
         if int(workers) < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         if executor.startswith("submitit") and folder is None:
             raise ValueError(f"executor {executor!r} needs a folder for submitit's job files")
-        self.spec, self.data_dir, self.store, self.fingerprint = dict(spec), str(data_dir), store, fingerprint
+        self.factory, self.key, self.store, self.fingerprint = factory, key, store, fingerprint
         self.executor, self.workers, self.submitit, self.folder = executor, int(workers), dict(submitit or {}), folder
         self.evaluated = 0  # configurations computed (not served from the store) by this evaluator
+        self.seconds: dict[str, float] = {}  # summed seconds_* of the configurations computed (perturb, infer, fidelity)
 
     def __call__(self, thetas: Sequence[Sequence[int]]) -> list[dict[str, float]]:
         thetas = [tuple(int(x) for x in t) for t in thetas]
@@ -78,21 +87,25 @@ class LiveEvaluator:
         chunks = [indices[k::n] for k in range(n)]
         for chunk, answers in zip(chunks, self._run([[thetas[i] for i in c] for c in chunks])):
             self.evaluated += len(chunk)
+            for a in answers:
+                for k, v in a.items():
+                    if k.startswith("seconds_"):
+                        self.seconds[k] = self.seconds.get(k, 0.0) + v
             yield from ((i, json.dumps(a, sort_keys=True).encode()) for i, a in zip(chunk, answers))
 
     def _run(self, chunks: list[list[tuple[int, ...]]]) -> Iterator[list[dict[str, float]]]:
         """Each chunk's answers, in chunk order, as the executor delivers them."""
         if self.executor == "serial" or len(chunks) == 1 and self.executor == "processes":
-            yield from (evaluate_configurations(self.spec, self.data_dir, c) for c in chunks)
+            yield from (evaluate_configurations(self.key, self.factory, c) for c in chunks)
         elif self.executor == "processes":
             from joblib import Parallel, delayed
 
             yield from Parallel(n_jobs=len(chunks), return_as="generator")(
-                delayed(evaluate_configurations)(self.spec, self.data_dir, c) for c in chunks)
+                delayed(evaluate_configurations)(self.key, self.factory, c) for c in chunks)
         else:
             import submitit
 
             executor = submitit.AutoExecutor(folder=str(self.folder), cluster=self.executor.removeprefix("submitit_"))
             executor.update_parameters(**self.submitit)
-            jobs = executor.map_array(evaluate_configurations, [self.spec] * len(chunks), [self.data_dir] * len(chunks), chunks)
+            jobs = executor.map_array(evaluate_configurations, [self.key] * len(chunks), [self.factory] * len(chunks), chunks)
             yield from (job.result() for job in jobs)

@@ -60,9 +60,11 @@ def run_table(cfg) -> None:
 
 def run_live(cfg) -> None:
     """Each live method × seed × metric on the benchmark itself: rounds of q configurations evaluated in
-    parallel (`pipeline.live_evaluation`), every evaluation kept in a resume store, so a killed run resumes."""
+    parallel (`pipeline.live_evaluation`), every evaluation kept in a resume store, so a killed run resumes;
+    a line per round (evaluated, front size, est_recall)."""
+    from pipeline.assess.live import round_line
     from pipeline.groundtruth import table_fingerprint  # benchmark code: slow to import, and table mode needs none
-    from pipeline.live_evaluation import LiveEvaluator
+    from pipeline.live_evaluation import LiveEvaluator, spec_factory
 
     spec = benchmark_spec(cfg)
     check_plugins(spec)
@@ -70,16 +72,19 @@ def run_live(cfg) -> None:
     space = Space(tuple(spec["perturbations"]), int(spec["levels"]))
     q = int(live.batch_size)
     fingerprint = table_fingerprint(spec, asset_digest(data_dir(cfg)))
+    key, factory = spec_factory(spec, data_dir(cfg))
     with ResumeStore(store_path(cfg, "search_live", spec["name"])) as store:
-        evaluate = LiveEvaluator(spec, data_dir(cfg), store, fingerprint, executor=live.executor,
+        evaluate = LiveEvaluator(factory, key, store, fingerprint, executor=live.executor,
                                  workers=min(q, n_workers(int(cfg.workers))), submitit=OmegaConf.to_container(live.submitit),
                                  folder=store_path(cfg, "search_live", spec["name"]).with_suffix(".jobs"))
         for metric in metrics_of(cfg):
             oracle = LiveOracle.from_benchmark(evaluate, metric)
+            line = round_line(metric, space.size)
             for method in live_methods(cfg.search):
                 for seed in range(int(live.seeds)):
                     B = int(live.budget) if live.get("budget") else budget(cfg, space.size)
-                    trace = run_search(method, oracle, space, B, seed, batch_size=q, **hyperparameters(cfg, method, live=True))
+                    trace = run_search(method, oracle, space, B, seed, batch_size=q, progress=lambda s: print(line(s), flush=True),
+                                       **hyperparameters(cfg, method, live=True))
                     write_parquet(trace, live_path(cfg, spec["name"], metric, method, seed, "trace"))
                     ranked = rank_evaluated(trace, space)
                     write_parquet(ranked, live_path(cfg, spec["name"], metric, method, seed, "ranked"))

@@ -92,6 +92,15 @@ class ReportConfig:
 
 
 @dataclass
+class AssessConfig:
+    """A user's run (`scripts/assess.py`, `pipeline.assess`; its search settings are `search.live`'s)."""
+
+    exhaustive: bool = MISSING            # also evaluate all of Θ and score the search against P*
+    min_fidelity: float | None = MISSING  # "what breaks it": front members with ρ ≥ this (null: the front's median ρ)
+    top: int = MISSING                    # configurations the terminal summary lists per metric
+
+
+@dataclass
 class Config:
     """The whole composition of conf/config.yaml (= params.yaml)."""
 
@@ -111,6 +120,8 @@ class Config:
     num_shards: int = MISSING
     paths: PathsConfig = field(default_factory=PathsConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
+    run: str | None = MISSING                  # scripts/assess.py: the run's name (outputs/runs/<run>/)
+    assess: AssessConfig = field(default_factory=AssessConfig)
 
 
 def _fields(cls: type) -> set[str]:
@@ -211,7 +222,7 @@ def validate_config(cfg: DictConfig | Mapping[str, Any]) -> DictConfig:
 
 
 def check_top(c: dict[str, Any]) -> None:
-    """Rules of the top-level keys: seed, suites, workers, device, shards, paths."""
+    """Rules of the top-level keys: seed, suites, workers, device, shards, paths, the run's name and its settings."""
     at_least("seed", c["seed"], 0)
     for i, name in enumerate(c["suite"]):
         file_name(f"suite[{i}]", name)
@@ -228,5 +239,8 @@ def check_top(c: dict[str, Any]) -> None:
     for key in ("data", "outputs"):
         if not c["paths"][key].strip():
             raise ConfigError(f"paths.{key}", c["paths"][key], "a non-empty folder path")
+    if c["run"] is not None:
+        file_name("run", c["run"])
+    at_least("assess.top", c["assess"]["top"], 1)
 
 

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 import pandas as pd
 
-from pipeline.search.ledger import Ledger
+from pipeline.search.ledger import Ledger, Progress
 from pipeline.search.oracle import Oracle
 from pipeline.space import Space
 
@@ -29,10 +29,12 @@ class Method(ABC):
         params = inspect.signature(cls.__init__).parameters
         return tuple(p for p in params if p != "self")
 
-    def run(self, oracle: Oracle, space: Space, budget: int, seed: int, batch_size: int = 1) -> pd.DataFrame:
+    def run(self, oracle: Oracle, space: Space, budget: int, seed: int, batch_size: int = 1,
+            progress: Progress | None = None) -> pd.DataFrame:
         """Search with proposal budget `budget` and RNG seed `seed`, evaluating at most `batch_size`
-        configurations per round; return the trace (see `Ledger.trace`)."""
-        ledger = Ledger(oracle, space, budget, batch_size)
+        configurations per round; return the trace (see `Ledger.trace`). `progress` hears of every
+        finished round (`Ledger`)."""
+        ledger = Ledger(oracle, space, budget, batch_size, progress)
         self._do(ledger, space, np.random.default_rng(int(seed)))
         return ledger.trace()
 

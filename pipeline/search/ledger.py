@@ -16,10 +16,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from collections.abc import Callable
+
+from pipeline.pareto import pareto_mask
 from pipeline.search.oracle import Oracle
 from pipeline.space import Space
 
 TRACE_COLUMNS = ("b", "round", "is_new", "u", "delta", "rho", "est_recall")
+Progress = Callable[[dict], None]  # called once per finished round: {round, b, u, front, est_recall}
 
 
 class Ledger:
@@ -29,7 +33,7 @@ class Ledger:
     some 10^7 configurations.
     """
 
-    def __init__(self, oracle: Oracle, space: Space, budget: int, batch_size: int = 1) -> None:
+    def __init__(self, oracle: Oracle, space: Space, budget: int, batch_size: int = 1, progress: Progress | None = None) -> None:
         if int(budget) < 1:
             raise ValueError(f"the proposal budget B must be at least 1, got {budget}")
         if int(batch_size) < 1:
@@ -49,6 +53,8 @@ class Ledger:
         self._values = np.zeros((self.budget, 2))
         self._round = np.zeros(self.budget, dtype=np.int64)
         self._estimate = np.full(self.budget, np.nan)
+        self.progress = progress
+        self._reported = 0  # the last round `progress` was told of
 
     @property
     def remaining(self) -> int:
@@ -67,6 +73,7 @@ class Ledger:
         a cache hit like any other. The new configurations are evaluated in rounds of at most q (module
         docstring), one `oracle.evaluate_batch` each.
         """
+        self._report()
         thetas = np.asarray(thetas, dtype=np.int64).reshape(-1, self.space.n_dims)[: self.remaining]
         idx = self.space.indices(thetas)
         k = len(idx)
@@ -101,6 +108,16 @@ class Ledger:
         if self.b == 0:
             raise ValueError("no proposal has been made yet, so there is nothing to estimate the recall of")
         self._estimate[self.b - 1] = float(recall)
+        self._report()
+
+    def _report(self) -> None:
+        """Tell `progress` of the last finished round, once: when the method estimates its recall after it,
+        when it proposes again, or when the trace is read (the run's end)."""
+        if self.progress is None or self.round == self._reported:
+            return
+        self._reported = self.round
+        front = int(pareto_mask(self._cache[self._seen]).sum())
+        self.progress({"round": self.round, "b": self.b, "u": self.u, "front": front, "est_recall": self.last_estimate})
 
     @property
     def last_estimate(self) -> float:
@@ -112,6 +129,7 @@ class Ledger:
     def trace(self) -> pd.DataFrame:
         """One row per proposal made: b (1-based), θ (one column per dimension), round, is_new, u, δ, ρ,
         and est_recall where the method recorded estimates (carried forward from its last one)."""
+        self._report()
         n = self.b
         df = pd.DataFrame(self._thetas[:n], columns=list(self.space.names))
         df.insert(0, "b", np.arange(1, n + 1, dtype=np.int64))

@@ -7,6 +7,7 @@ import pandas as pd
 
 from pipeline.catalog import SEARCH_METHODS as METHODS
 from pipeline.search.base import Method
+from pipeline.search.ledger import Progress
 from pipeline.search.oracle import Oracle
 from pipeline.space import Space
 
@@ -30,13 +31,13 @@ def get_method(name: str, **hyperparameters: Any) -> Method:
 
 
 def run_search(method: str, oracle: Oracle, space: Space, budget: int, seed: int, truth: Oracle | None = None,
-               batch_size: int = 1, **hyperparameters: Any) -> pd.DataFrame:
+               batch_size: int = 1, progress: Progress | None = None, **hyperparameters: Any) -> pd.DataFrame:
     """Run `method` with proposal budget `budget` and RNG seed `seed`, evaluating at most `batch_size`
     configurations per round; return its trace: one row per proposal with columns b, one per dimension
     (named `space.names`), round, is_new, u, delta, rho (and est_recall for a method that estimates its
     own recall). A method guided by another objective (`pipeline.search.guided`) searches `oracle` and
-    records the (δ, ρ) of `truth` in its trace."""
-    trace = get_method(method, **hyperparameters).run(oracle, space, budget, seed, batch_size)
+    records the (δ, ρ) of `truth` in its trace. `progress` hears of every finished round (`Ledger`)."""
+    trace = get_method(method, **hyperparameters).run(oracle, space, budget, seed, batch_size, progress)
     if truth is not None:
         trace[["delta", "rho"]] = truth.evaluate_batch(trace[list(space.names)].to_numpy())
     return trace

@@ -123,3 +123,21 @@ def test_ledger_rejects_bad_budget_and_clashing_names(space):
         Ledger(oracle, space, 0)
     with pytest.raises(ValueError, match="clash"):
         Ledger(oracle, Space(("u", "q"), 2), 3)
+
+
+def test_progress_hears_each_round_once_with_its_front_and_estimate(space):
+    from pipeline.pareto import pareto_mask
+    from pipeline.search import run_search
+
+    table = synthetic_table(space)
+    oracle = TableOracle.from_table(table, space, delta="delta_norm", rho="rho_ssim_norm")
+    heard: list[dict] = []
+    trace = run_search("pnd", oracle, space, budget=space.size, seed=0, batch_size=2, progress=heard.append)
+    assert [h["round"] for h in heard] == list(range(1, int(trace["round"].max()) + 1))
+    for h in heard:
+        done = trace[trace["round"] <= h["round"]]
+        assert h["u"] == int(done["u"].max())
+        new = done[done["is_new"]]
+        assert h["front"] == int(pareto_mask(new[["delta", "rho"]].to_numpy()).sum())
+    estimates = [h["est_recall"] for h in heard if not np.isnan(h["est_recall"])]
+    assert estimates and estimates[-1] == trace["est_recall"].iloc[-1]

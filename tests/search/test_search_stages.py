@@ -121,7 +121,7 @@ def test_live_mode_writes_trace_and_ranking(tmp_path, monkeypatch):
 
     monkeypatch.setattr(bench, "evaluate", evaluate)
     search = stage("search")
-    monkeypatch.setattr(live_evaluation, "benchmark_of", lambda spec, data_dir: bench)
+    monkeypatch.setattr(live_evaluation, "benchmark_of", lambda key, factory: bench)
     monkeypatch.setattr(groundtruth, "table_fingerprint", lambda spec, assets: "synthetic")  # its spec names no data set
     monkeypatch.setattr(search, "check_plugins", lambda spec: None)  # the config's model is not the one evaluated
     search.main(cfg)

@@ -1,0 +1,178 @@
+"""A user's run from a model and a data set to a page: the clean score, live search with the recommended
+method and its stopping rule (q configurations a round, in parallel, resumable), the run's figures, its
+files and its page. `assess` is the Python entry (objects, no YAML); `scripts/assess.py` the shell's
+(a Hydra app over conf/, the same overrides as every stage); both end in `execute`.
+
+Everything goes under `outputs/runs/<name>/`:
+
+    index.html                 the run's page (one offline file, images inlined)
+    front.csv                  one row per front member of each metric: levels, order, ψ, δ, raw ρ of every metric
+    summary.json               model, data set, n inputs, clean score, per metric the front size, configurations
+                               evaluated, rounds, est_recall at the end and why the search stopped; model
+                               evaluations spent and their share of the exhaustive |Θ|·n, how many were computed now (the rest came
+                               from the store of an earlier, killed run); wall and compute seconds
+    <metric>.trace.parquet     the live search's trace (one row per proposal: b, θ, round, is_new, u, δ, ρ, est_recall)
+    <metric>.ranked.parquet    R: every evaluated configuration ranked (rank 0 = the front)
+    figures/                   fronts.png, alone.png, progress.png
+    groundtruth.parquet        with `exhaustive`: every θ of Θ, δ, ψ, raw ρ and the P* flag per metric
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipeline.assess.live import evaluate_all, evaluator, search_metric
+from pipeline.assess.result import AssessResult, effect_alone, front_table, stop_reason
+from pipeline.assess.run import Run, run_from_objects
+from pipeline.benchmark import Benchmark
+from pipeline.config.errors import ConfigError
+from pipeline.io import write_json, write_parquet
+from pipeline.live_evaluation import EXECUTORS, _BENCHMARKS
+from pipeline.search import rank_evaluated
+from pipeline.store import ResumeStore
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a run searches and reports (`assess` in conf/config.yaml and `search.live` for the search)."""
+
+    method: str = "pnd"                   # the recommended method (search.recommended)
+    batch_size: int = 4                   # q configurations a round (search.live.batch_size)
+    executor: str = "processes"           # search.live.executor
+    workers: int = 1                      # processes a round is split over (at most q)
+    stop_at_recall: float | None = 0.95   # the stopping rule (search.live.stop_at_recall)
+    budget: int | None = None             # proposals B; None = 5·|Θ| (search.budget_factor)
+    seed: int = 0
+    exhaustive: bool = False              # also evaluate all of Θ and score the search against P*
+    min_fidelity: float | None = None     # "what breaks it": front members with ρ ≥ this (None: the front's median ρ)
+    top: int = 5                          # how many of them the terminal lists
+    submitit: Mapping[str, Any] | None = None
+    hyperparameters: Mapping[str, Any] | None = None  # the method's own (beyond the stopping rule)
+
+    def __post_init__(self) -> None:
+        if self.executor not in EXECUTORS:
+            raise ConfigError("search.live.executor", self.executor, f"one of {', '.join(EXECUTORS)}")
+        for key, value in (("search.live.batch_size", self.batch_size), ("workers", self.workers), ("assess.top", self.top)):
+            if int(value) < 1:
+                raise ConfigError(key, value, "a whole number of at least 1")
+
+
+def execute(run: Run, bench: Benchmark, settings: Settings, say: Say = print) -> AssessResult:
+    """Search the run live for every metric, write its files and page (module docstring), return the result.
+    `bench` is the run's benchmark built in this process (the clean score, the gallery; a serial executor
+    evaluates with it)."""
+    from pipeline.search import method_class
+
+    started = time.perf_counter()
+    n = len(bench.labels)
+    say(f"clean {run.about['task_metric']}: {bench.clean_score:.4f} on {n:,} inputs; searching {run.space.size:,} "
+        f"configurations of {', '.join(run.space.names)} with {settings.method}, q = {settings.batch_size} a round")
+    _BENCHMARKS.setdefault(run.key, bench)  # the serial executor (and a single chunk) evaluates in this process
+    budget = int(settings.budget) if settings.budget else 5 * run.space.size
+    accepts = method_class(settings.method).hyperparameters()
+    hyper = {**({"stop_at_recall": settings.stop_at_recall} if "stop_at_recall" in accepts else {}),
+             **dict(settings.hyperparameters or {})}
+    run.store.parent.mkdir(parents=True, exist_ok=True)
+    with ResumeStore(run.store) as store:
+        evaluate = evaluator(run, store, executor=settings.executor, workers=min(settings.batch_size, settings.workers),
+                             submitit=settings.submitit)
+        traces = {m: search_metric(run, evaluate, m, method=settings.method, budget=budget, batch_size=settings.batch_size,
+                                   seed=settings.seed, say=say, **hyper) for m in run.metrics}
+        ranked = {m: rank_evaluated(t, run.space) for m, t in traces.items()}
+        seen = sorted({tuple(int(v) for v in row) for t in traces.values()
+                       for row in t.loc[t["is_new"].to_numpy(dtype=bool), list(run.space.names)].to_numpy()})
+        values = dict(zip(seen, evaluate(seen)))
+        table = evaluate_all(run, evaluate, max(settings.batch_size, 36), say) if settings.exhaustive else None
+    front = front_table(ranked, values, run.space, run.metrics)
+    summary = _summary(run, bench, settings, traces, ranked, seen, budget, evaluate, time.perf_counter() - started, table)
+    result = AssessResult(front=front, summary=summary, traces=traces, ranked=ranked, alone=effect_alone(values, run.space),
+                          gallery=_gallery(bench, front, run), groundtruth=table, out_dir=run.out_dir)
+    write(result, run)
+    say(result.terminal(settings.top))
+    return result
+
+
+def _summary(run: Run, bench: Benchmark, settings: Settings, traces, ranked, seen, budget: int, evaluate, wall: float,
+             table) -> dict[str, Any]:
+    n = len(bench.labels)
+    metrics = {}
+    for m, t in traces.items():
+        estimate = float(t["est_recall"].iloc[-1]) if "est_recall" in t else None
+        metrics[m] = {"front": int((ranked[m]["rank"] == 0).sum()), "evaluated": int(t["u"].iloc[-1]), "proposals": len(t),
+                      "rounds": int(t["round"].iloc[-1]), "est_recall": estimate,
+                      "stopped": stop_reason(t, budget, run.space.size, settings.stop_at_recall)}
+    summary = {"run": run.name, "model": run.about["model"], "data": run.about["data"], "modality": run.about["modality"],
+               "n_inputs": n, "task_metric": run.about["task_metric"], "clean_score": float(bench.clean_score),
+               "perturbations": list(run.space.names), "levels": run.space.levels, "space_size": run.space.size,
+               "method": settings.method, "batch_size": settings.batch_size, "stop_at_recall": settings.stop_at_recall,
+               "min_fidelity": settings.min_fidelity, "metrics": metrics, "configurations_evaluated": len(seen),
+               "model_evaluations": len(seen) * n, "exhaustive_model_evaluations": run.space.size * n,
+               "share_of_exhaustive": len(seen) / run.space.size, "computed_now": evaluate.evaluated,
+               "wall_seconds": round(wall, 1),
+               "compute_seconds": {k.removeprefix("seconds_"): round(v, 1) for k, v in sorted(evaluate.seconds.items())},
+               "sources": run.about.get("sources", [])}
+    if table is not None:
+        summary["exhaustive"] = {}
+        for m in run.metrics:
+            pareto = {tuple(int(v) for v in row) for row in table.loc[table[f"pareto_{m}"], list(run.space.names)].to_numpy()}
+            front = {tuple(int(r[x]) for x in run.space.names) for _, r in ranked[m][ranked[m]["rank"] == 0].iterrows()}
+            found = len(pareto & front)
+            summary["exhaustive"][m] = {"pareto": len(pareto), "found": found, "recall": found / len(pareto) if pareto else 1.0}
+    return summary
+
+
+def _gallery(bench: Benchmark, front, run: Run, index: int = 0) -> dict[str, Any]:
+    """Input `index` of the clean set under every front member (the union over metrics), for the page."""
+    from pipeline.perturb.compose import compose
+
+    thetas = sorted({tuple(int(r[n]) for n in run.space.names) for _, r in front.iterrows()},
+                    key=lambda t: (sum(v > 0 for v in t), t))
+    clean = bench.clean[index:index + 1] if isinstance(bench.clean, np.ndarray) else [bench.clean[index]]
+    items = [compose(bench.perturbations, clean, t, bench.seed)[0] for t in thetas]
+    return {"thetas": thetas, "items": items, "clean": clean[0], "label": int(bench.labels[index])}
+
+
+def write(result: AssessResult, run: Run) -> None:
+    """The run's files (module docstring), each written atomically; the page last."""
+    from pipeline.figures.run import plot_effect_alone, plot_progress, plot_run_fronts
+    from pipeline.figures.save import save_png
+    from pipeline.io import atomic_path
+
+    out = run.out_dir
+    for m in run.metrics:
+        write_parquet(result.traces[m], out / f"{m}.trace.parquet")
+        write_parquet(result.ranked[m], out / f"{m}.ranked.parquet")
+    with atomic_path(out / "front.csv") as tmp:
+        result.front.to_csv(tmp, index=False)
+    if result.groundtruth is not None:
+        write_parquet(result.groundtruth, out / "groundtruth.parquet")
+    write_json(result.summary, out / "summary.json")
+    save_png(plot_run_fronts(result.ranked, result.summary["clean_score"]), out / "figures" / "fronts.png")
+    if len(result.alone):
+        save_png(plot_effect_alone(result.alone, result.summary["clean_score"]), out / "figures" / "alone.png")
+    save_png(plot_progress(result.traces), out / "figures" / "progress.png")
+    result.to_html(out / "index.html")
+
+
+def assess(model: Any, data: Any, *, perturbations: Sequence[str], fidelity: Sequence[str], name: str, levels: int = 6,
+           task_metric: str = "accuracy", outputs: str | Path = "outputs", data_root: str | Path = "data",
+           say: Say = print, **settings: Any) -> AssessResult:
+    """Test `model` (`predict_proba(inputs) -> (n, classes)` or `predict(inputs) -> (n,)`) on `data`
+    (`test_set() -> (inputs, labels)`) under every composition of `perturbations` (catalog names or
+    `module:Class` plug-ins) at `levels` levels, with `fidelity` metrics (catalog names or `module:factory`):
+    the run's files and page under `<outputs>/runs/<name>/`. `settings` are `Settings`' fields (e.g.
+    batch_size=8, executor="serial", exhaustive=True)."""
+    unknown = sorted(set(settings) - set(Settings.__dataclass_fields__))
+    if unknown:
+        raise ConfigError(unknown[0], settings[unknown[0]], f"a setting of pipeline.assess.Settings: {', '.join(Settings.__dataclass_fields__)}")
+    chosen = Settings(**settings)
+    run, bench = run_from_objects(model, data, perturbations, fidelity, name, Path(outputs), Path(data_root), levels=levels,
+                                  task_metric=task_metric, seed=chosen.seed)
+    return execute(run, bench, chosen, say)

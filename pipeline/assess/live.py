@@ -1,0 +1,66 @@
+"""Live search of a user's run (TestNav Algorithm 1 on the model itself): the recommended method proposes q
+configurations a round, the run's evaluator computes them in parallel and keeps each in the run's resume
+store, and the method's stopping rule ends the search when its own estimate of Recall@P* reaches the target.
+
+`evaluate_all` is the `exhaustive` option: every configuration of Θ through the same evaluator and store
+(the search's evaluations are reused, a killed run resumes), with P* flagged per metric on the raw values
+(min-max normalisation over Θ, the ground truth's, is increasing in each objective, so it leaves P* as is).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pipeline.assess.run import Run
+from pipeline.live_evaluation import LiveEvaluator
+from pipeline.pareto import pareto_mask
+from pipeline.search import LiveOracle, run_search
+from pipeline.store import ResumeStore
+
+Say = Callable[[str], None]
+
+
+def round_line(metric: str, size: int) -> Callable[[dict], None]:
+    """The progress callback of one search: a line per finished round (evaluated, front size, est_recall)."""
+    def report(state: dict) -> str:
+        estimate = state["est_recall"]
+        recall = "–" if np.isnan(estimate) else f"{estimate:.3f}"
+        return (f"{metric}: round {state['round']:>3}  evaluated {state['u']:>5,} of {size:,}  "
+                f"front {state['front']:>3}  est_recall {recall}")
+    return report
+
+
+def evaluator(run: Run, store: ResumeStore, *, executor: str, workers: int, submitit: Mapping[str, Any] | None = None
+              ) -> LiveEvaluator:
+    """The run's evaluator: its benchmark in `workers` workers of `executor`, every value kept in `store`."""
+    return LiveEvaluator(run.factory, run.key, store, run.fingerprint, executor=executor, workers=workers,
+                         submitit=submitit, folder=run.jobs)
+
+
+def search_metric(run: Run, evaluate: LiveEvaluator, metric: str, *, method: str, budget: int, batch_size: int, seed: int,
+                  say: Say, **hyperparameters: Any) -> pd.DataFrame:
+    """One live search of `metric`'s (δ, ρ) with `method`; its trace (`pipeline.search.run_search`)."""
+    line = round_line(metric, run.space.size)
+    oracle = LiveOracle.from_benchmark(evaluate, metric)
+    return run_search(method, oracle, run.space, budget, seed, batch_size=batch_size, progress=lambda s: say(line(s)),
+                      **hyperparameters)
+
+
+def evaluate_all(run: Run, evaluate: LiveEvaluator, chunk: int, say: Say) -> pd.DataFrame:
+    """Every θ of Θ (levels, then δ, ψ and raw ρ per metric) with `pareto_<metric>` flags: the run's ground truth."""
+    grid = [tuple(int(v) for v in row) for row in run.space.grid()]
+    rows: list[dict[str, float]] = []
+    for start in range(0, len(grid), chunk):
+        rows.extend(evaluate(grid[start:start + chunk]))
+        say(f"exhaustive: {min(start + chunk, len(grid)):,} of {len(grid):,} configurations")
+    table = pd.DataFrame(grid, columns=list(run.space.names))
+    values = pd.DataFrame(rows)
+    table["delta"] = values["delta"].to_numpy()
+    table["psi"] = values["psi"].to_numpy()
+    for m in run.metrics:
+        table[f"rho_{m}"] = values[f"rho_{m}"].to_numpy()
+        table[f"pareto_{m}"] = pareto_mask(table[["delta", f"rho_{m}"]].to_numpy())
+    return table

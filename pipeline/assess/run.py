@@ -1,0 +1,165 @@
+"""A user's run, resolved once: what is tested (model, data, Θ, fidelity metrics), how its benchmark is built
+in every worker, the fingerprint its stored values are keyed by, and the folders it writes.
+
+Two ways in, one object out:
+
+* `run_from_spec`: a config spec (`scripts/assess.py`: Hydra's composition, `pipeline.stages.runner.benchmark_spec`)
+  whose plug-ins are named by `_target_`; the benchmark is built by `pipeline.builders` over the run's
+  prepared folder, and the fingerprint names the spec, the prepared assets, the code and the plug-ins' sources
+  (`pipeline.groundtruth.table_fingerprint`), as the ground truth's does.
+* `run_from_objects`: a model and a data set as Python objects (`pipeline.assess.assess`, a notebook). They
+  travel to worker processes by pickling (loky and submitit use cloudpickle), and the fingerprint names the
+  space, the metric names, the clean inputs and labels, and the model's clean output (a changed model
+  answers differently on D, so its stored values are not reused), beside code and library versions.
+
+A run writes only under `outputs/runs/<name>/` and `data/runs/<name>/` (its stored evaluations under
+`data/cache/store/assess/<name>.sqlite`): never into the committed tables of the embedded benchmarks.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipeline.benchmark import Benchmark
+from pipeline.config.errors import ConfigError
+from pipeline.fingerprint import digest, stage_fingerprint
+from pipeline.live_evaluation import BenchmarkFactory, spec_factory
+from pipeline.space import Space
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+CODE = ("pipeline.builders", "pipeline.benchmark")  # what computes a configuration's values
+
+
+def check_name(name: Any) -> str:
+    """A run's name: a folder name of letters, digits, '.', '_' and '-'."""
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise ConfigError("run", name, "a name for the run's folders: letters, digits, '.', '_' and '-', e.g. run=my-model")
+    return name
+
+
+@dataclass(frozen=True)
+class Run:
+    """Everything a user's run needs, resolved once (module docstring)."""
+
+    name: str
+    space: Space
+    metrics: tuple[str, ...]            # the fidelity metrics φ, one search (and one front) each
+    key: str                            # names the benchmark in each worker process
+    factory: BenchmarkFactory           # builds the benchmark (picklable)
+    fingerprint: str                    # everything an evaluation depends on (resume key)
+    out_dir: Path                       # outputs/runs/<name>/
+    data_dir: Path                      # data/runs/<name>/ (prepared assets)
+    store: Path                         # data/cache/store/assess/<name>.sqlite (every evaluation, resumable)
+    about: dict[str, Any] = field(default_factory=dict)  # model, data set, modality, levels, sources: for the page
+
+    @property
+    def jobs(self) -> Path:
+        """submitit's job files (cluster executors)."""
+        return self.store.with_suffix(".jobs")
+
+
+def folders(name: str, outputs: Path, data: Path) -> dict[str, Path]:
+    """The run's folders under the project's outputs and data folders."""
+    name = check_name(name)
+    return {"out_dir": outputs / "runs" / name, "data_dir": data / "runs" / name,
+            "store": data / "cache" / "store" / "assess" / f"{name}.sqlite"}
+
+
+def run_from_spec(spec: Mapping[str, Any], name: str, outputs: Path, data: Path, assets: str) -> Run:
+    """The run of a config spec, whose assets (`prepare`'s folder `data/runs/<name>/`) digest to `assets`."""
+    from pipeline.groundtruth import table_fingerprint
+    from pipeline.plugins import plugin_sources
+
+    paths = folders(name, outputs, data)
+    spec = {**dict(spec), "name": name}
+    key, factory = spec_factory(spec, paths["data_dir"])
+    model, dataset = spec["model"], spec["dataset"]
+    about = {"model": model.get("_target_") or model.get("name"), "model_name": model.get("name"),
+             "data": dataset.get("_target_") or dataset.get("kind"), "modality": spec["modality"],
+             "perturbations": list(spec["perturbations"]), "levels": int(spec["levels"]), "fidelity": list(spec["fidelity"]),
+             "task_metric": spec.get("task_metric", "accuracy"), "seed": int(spec.get("seed", 0)),
+             "sources": [str(p) for p in plugin_sources(spec)]}
+    return Run(name=name, space=Space(tuple(spec["perturbations"]), int(spec["levels"])), metrics=tuple(spec["fidelity"]),
+               key=key, factory=factory, fingerprint=table_fingerprint(spec, assets), about=about, **paths)
+
+
+def _label(obj: Any) -> str:
+    cls = type(obj)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def inputs_digest(inputs: Any, labels: np.ndarray) -> str:
+    """sha256 of a clean test set and its labels (an image stack by its bytes, texts by their JSON)."""
+    h = hashlib.sha256(np.asarray(labels, dtype=np.int64).tobytes())
+    if isinstance(inputs, np.ndarray):
+        h.update(str((inputs.shape, inputs.dtype.str)).encode() + np.ascontiguousarray(inputs).tobytes())
+    else:
+        h.update(json.dumps([list(x) if isinstance(x, tuple) else x for x in inputs]).encode())
+    return h.hexdigest()
+
+
+def build_object_benchmark(model: Any, inputs: Any, labels: np.ndarray, spec: Mapping[str, Any], data_dir: Path) -> Benchmark:
+    """The benchmark of a user's objects: the perturbations and fidelity metrics of `spec` by name (catalog
+    names or `module:attribute` plug-ins), the model's predictions through its protocol."""
+    from pipeline.builders import fidelity_metric
+    from pipeline.perturb.registry import get_perturbation
+    from pipeline.plugins import predictions_of
+
+    space = Space(tuple(spec["perturbations"]), int(spec["levels"]))
+    return Benchmark(name=str(spec["name"]), space=space, perturbations=[get_perturbation(p) for p in space.names], clean=inputs,
+                     labels=np.asarray(labels, dtype=np.int64), predict=predictions_of(model),
+                     task_metric=_task_metric(spec), fidelity={m: fidelity_metric(m, inputs, dict(spec), data_dir) for m in spec["fidelity"]},
+                     seed=int(spec.get("seed", 0)))
+
+
+def _task_metric(spec: Mapping[str, Any]):
+    from pipeline.benchmark import get_task_metric
+
+    return get_task_metric(spec.get("task_metric", "accuracy"))
+
+
+def run_from_objects(model: Any, data: Any, perturbations: Sequence[str], fidelity: Sequence[str], name: str, outputs: Path,
+                     data_root: Path, *, levels: int = 6, task_metric: str = "accuracy", seed: int = 0) -> tuple[Run, Benchmark]:
+    """The run of a model and a data set given as objects (`pipeline.protocols`: a Classifier or Predictor and a
+    DataSet), with the benchmark built here once (its clean score, the checks of the first batch)."""
+    from pipeline.perturb.registry import get_perturbation
+    from pipeline.plugins import DATASET_PROTOCOLS, MODEL_PROTOCOLS, check_instance
+
+    paths = folders(name, outputs, data_root)
+    check_instance(model, {"_target_": _label(model)}, "model", MODEL_PROTOCOLS)
+    check_instance(data, {"_target_": _label(data)}, "data", DATASET_PROTOCOLS)
+    if not perturbations:
+        raise ConfigError("perturbations", list(perturbations), "at least one perturbation (a catalog name or module:Class)")
+    if not fidelity:
+        raise ConfigError("fidelity", list(fidelity), "at least one fidelity metric (a catalog name or module:factory)")
+    modalities = {get_perturbation(p).modality for p in perturbations}
+    if len(modalities) != 1:
+        raise ConfigError("perturbations", list(perturbations), f"perturbations of one modality (these are of {sorted(modalities)})")
+    inputs, labels = data.test_set()
+    labels = np.asarray(labels, dtype=np.int64)
+    spec = {"name": name, "modality": modalities.pop(), "perturbations": list(perturbations), "levels": int(levels),
+            "fidelity": list(fidelity), "task_metric": task_metric, "seed": int(seed), "device": "cpu",
+            "model": {"_target_": _label(model)}, "dataset": {"_target_": _label(data)}}
+    paths["data_dir"].mkdir(parents=True, exist_ok=True)
+    factory = partial(build_object_benchmark, model, inputs, labels, spec, paths["data_dir"])
+    bench = factory()
+    clean_output = np.asarray(getattr(model, "predict_proba", None)(inputs) if callable(getattr(model, "predict_proba", None))
+                              else model.predict(inputs))
+    fingerprint = stage_fingerprint({"spec": {k: v for k, v in spec.items() if k not in ("model", "dataset")},
+                                     "model": spec["model"], "data": inputs_digest(inputs, labels),
+                                     "clean_output": hashlib.sha256(np.ascontiguousarray(clean_output).tobytes()).hexdigest()},
+                                    CODE)
+    about = {"model": spec["model"]["_target_"], "model_name": type(model).__name__, "data": spec["dataset"]["_target_"],
+             "modality": spec["modality"], "perturbations": list(perturbations), "levels": int(levels), "fidelity": list(fidelity),
+             "task_metric": task_metric, "seed": int(seed), "sources": []}
+    run = Run(name=name, space=bench.space, metrics=tuple(fidelity), key=digest({"objects": fingerprint}), factory=factory,
+              fingerprint=fingerprint, about=about, **paths)
+    return run, bench

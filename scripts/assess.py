@@ -1,0 +1,51 @@
+"""A user's run: from a model and a data set to a page of what breaks it (`pipeline.assess`).
+
+    python scripts/assess.py run=<name> model=... benchmark=...        # any override a stage takes
+    python scripts/assess.py run=mine benchmark=digits search.live.batch_size=8 assess.exhaustive=true
+
+It prepares the data (the clean score printed), searches live with `search.recommended` and its stopping rule
+(`search.live`: q a round, the executor, resumable), then writes the run's files and page under
+outputs/runs/<name>/ (its prepared data under data/runs/<name>/, its evaluations in
+data/cache/store/assess/<name>.sqlite): never the committed results of the embedded benchmarks.
+"""
+from __future__ import annotations
+
+import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+
+from omegaconf import OmegaConf
+
+from pipeline.config.errors import ConfigError
+from pipeline.search.parallel import n_workers
+from pipeline.stages.layout import ROOT, asset_digest
+from pipeline.stages.runner import benchmark_spec, run_stage
+
+
+def main(cfg) -> None:
+    from pipeline.assess import Settings, execute, run_from_spec
+    from pipeline.assess.run import folders
+    from pipeline.builders import build_benchmark
+    from pipeline.plugins import check_plugins
+    from pipeline.preparation import prepare
+
+    if cfg.run is None:
+        raise ConfigError("run", None, "a name for the run's folders (outputs/runs/<name>/), e.g. run=my-model")
+    outputs, data = ROOT / cfg.paths.outputs, ROOT / cfg.paths.data
+    spec = {**benchmark_spec(cfg), "name": str(cfg.run)}
+    check_plugins(spec)
+    data_dir = folders(str(cfg.run), outputs, data)["data_dir"]
+    print(f"preparing {spec['dataset'].get('_target_') or spec['dataset']['kind']} into {data_dir}")
+    prepared = prepare(spec, data_dir)
+    print("prepared: " + ", ".join(f"{k} {round(v, 4)}" for k, v in prepared.items()))
+    run = run_from_spec(spec, str(cfg.run), outputs, data, asset_digest(data_dir))
+    bench = build_benchmark(spec, data_dir)
+    live = cfg.search.live
+    method = live.methods[0] if live.methods else cfg.search.recommended
+    settings = Settings(method=str(method), batch_size=int(live.batch_size), executor=str(live.executor),
+                        workers=n_workers(int(cfg.workers)), stop_at_recall=live.stop_at_recall, budget=live.budget,
+                        seed=int(cfg.seed), exhaustive=bool(cfg.assess.exhaustive), min_fidelity=cfg.assess.min_fidelity,
+                        top=int(cfg.assess.top), submitit=OmegaConf.to_container(live.submitit))
+    execute(run, bench, settings)
+
+
+if __name__ == "__main__":
+    run_stage(main)

@@ -1,0 +1,150 @@
+"""A user's run (`pipeline.assess`): from objects in Python and from the shell, to the run's files and page.
+
+The models here are the test's own (a keyword text classifier, a brightness-bucket image classifier), built
+the way a user writes one; the oracles are a direct forward pass (the clean score) and brute force over the
+exhaustive table (the front)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipeline.pareto import pareto_mask
+
+ROOT = Path(__file__).resolve().parents[2]
+WORDS = ["good", "fine", "great", "bad", "poor", "awful"]
+
+
+class KeywordModel:
+    """Positive (class 0) when the text holds one of the first three words, else negative."""
+
+    def predict_proba(self, texts):
+        positive = np.array([any(w in t for w in WORDS[:3]) for t in texts])
+        return np.where(positive[:, None], [[0.8, 0.2]], [[0.3, 0.7]])
+
+
+class Reviews:
+    def test_set(self):
+        texts = [f"the film was {WORDS[i % 6]} and the cast was {WORDS[(i * 5) % 6]}, review {i}." for i in range(36)]
+        labels = np.array([0 if i % 6 < 3 else 1 for i in range(36)])
+        return texts, labels
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    from pipeline.assess import assess
+
+    folder = tmp_path_factory.mktemp("assess")
+    lines: list[str] = []
+    result = assess(KeywordModel(), Reviews(), perturbations=["typo", "punctuation"], fidelity=["chrf"], name="reviews",
+                    levels=4, outputs=folder / "out", data_root=folder / "data", executor="serial", exhaustive=True,
+                    say=lines.append)
+    return result, folder, lines
+
+
+def test_clean_score_is_a_direct_forward_pass(run):
+    result, _, _ = run
+    texts, labels = Reviews().test_set()
+    direct = float(np.mean(KeywordModel().predict_proba(texts).argmax(1) == labels))
+    assert result.summary["clean_score"] == direct
+    assert result.summary["n_inputs"] == 36 and result.summary["space_size"] == 16
+
+
+def test_front_is_the_non_dominated_set_of_what_the_search_evaluated(run):
+    result, folder, _ = run
+    table = result.groundtruth
+    evaluated = result.ranked["chrf"]
+    keys = ["typo", "punctuation"]
+    values = table.set_index(keys).loc[[tuple(r) for r in evaluated[keys].to_numpy()]]
+    brute = {tuple(t) for t, on in zip(values.index, pareto_mask(values[["delta", "rho_chrf"]].to_numpy())) if on}
+    front = pd.read_csv(folder / "out" / "runs" / "reviews" / "front.csv")
+    assert {tuple(r) for r in front[keys].to_numpy()} == brute
+    # front.csv carries the values the exhaustive table holds for the same θ
+    merged = front.merge(table, on=keys, suffixes=("", "_gt"))
+    np.testing.assert_allclose(merged["delta"], merged["delta_gt"])
+    np.testing.assert_allclose(merged["rho_chrf"], merged["rho_chrf_gt"])
+    truth = table[table["pareto_chrf"]]
+    e = result.summary["exhaustive"]["chrf"]
+    assert e["pareto"] == len(truth) and e["found"] == len(brute & {tuple(r) for r in truth[keys].to_numpy()})
+
+
+def test_the_run_writes_its_files_and_page_and_nothing_else(run):
+    result, folder, lines = run
+    out = folder / "out" / "runs" / "reviews"
+    assert {p.name for p in out.iterdir()} >= {"index.html", "front.csv", "summary.json", "chrf.trace.parquet",
+                                             "chrf.ranked.parquet", "groundtruth.parquet", "figures"}
+    assert {p.name for p in (out / "figures").iterdir()} == {"fronts.png", "alone.png", "progress.png"}
+    assert [p.name for p in (folder / "out").iterdir()] == ["runs"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["model_evaluations"] == summary["configurations_evaluated"] * 36
+    page = (out / "index.html").read_text()
+    assert "where the model breaks" in page and f"{summary['clean_score']:.4f}" in page
+    assert f"{summary['metrics']['chrf']['front']} configurations on the front" in page
+    assert "http://" not in page and "https://" not in page  # offline: every image inlined
+    assert any(line.startswith("chrf: round   1") for line in lines)  # a line per round
+    assert lines[-1].endswith(str(out / "index.html"))
+
+
+def test_a_rerun_computes_nothing_again(run):
+    from pipeline.assess import assess
+
+    result, folder, _ = run
+    again = assess(KeywordModel(), Reviews(), perturbations=["typo", "punctuation"], fidelity=["chrf"], name="reviews",
+                   levels=4, outputs=folder / "out", data_root=folder / "data", executor="serial", say=lambda s: None)
+    assert again.summary["computed_now"] == 0
+    pd.testing.assert_frame_equal(again.front, result.front)
+
+
+def test_a_bad_name_or_setting_is_refused_in_one_line(tmp_path):
+    from pipeline.assess import assess
+    from pipeline.config.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^run: 'my run' — a name"):
+        assess(KeywordModel(), Reviews(), perturbations=["typo"], fidelity=["chrf"], name="my run", outputs=tmp_path)
+    with pytest.raises(ConfigError, match=r"^batchsize: 4 — a setting of pipeline.assess.Settings"):
+        assess(KeywordModel(), Reviews(), perturbations=["typo"], fidelity=["chrf"], name="r", outputs=tmp_path, batchsize=4)
+    with pytest.raises(ConfigError, match=r"^model._target_: .*predict_proba\(\) or predict\(\)"):
+        assess(object(), Reviews(), perturbations=["typo"], fidelity=["chrf"], name="r", outputs=tmp_path)
+    assert not (tmp_path / "runs").exists()
+
+
+MODEL = '''import numpy as np
+
+
+class Brightness:
+    def __init__(self, num_classes):
+        self.num_classes = num_classes
+
+    def predict_proba(self, images):
+        mean = images.reshape(len(images), -1).mean(axis=1) / 255.0
+        classes = np.minimum((mean * 3 * self.num_classes).astype(int), self.num_classes - 1)
+        return np.eye(self.num_classes)[classes]
+'''
+
+
+def test_the_script_runs_a_users_plugin_into_its_run_folder(tmp_path):
+    (tmp_path / "user_pkg").mkdir()
+    (tmp_path / "user_pkg" / "__init__.py").write_text("")
+    (tmp_path / "user_pkg" / "models.py").write_text(MODEL)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run([sys.executable, "scripts/assess.py", "run=bright", "benchmark=tiny", "model=external",
+                           "model._target_=user_pkg.models.Brightness", "+model.num_classes=10", "fidelity=[ssim]",
+                           f"paths.outputs={tmp_path}/out", f"paths.data={tmp_path}/data", "workers=1"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "out" / "runs" / "bright"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["model"] == "user_pkg.models.Brightness" and summary["space_size"] == 9
+    assert any(s.endswith("user_pkg/models.py") for s in summary["sources"])
+    assert f"page: {out / 'index.html'}" in done.stdout and (out / "index.html").exists()
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["runs"]
+    refused = subprocess.run([sys.executable, "scripts/assess.py", "benchmark=tiny", f"paths.outputs={tmp_path}/o2"],
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and refused.stderr.strip().splitlines() == [
+        "error: run: null — a name for the run's folders (outputs/runs/<name>/), e.g. run=my-model"]
