@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pipeline.report.run_page import worst_at_fidelity
 from pipeline.space import Space
 
 
@@ -43,16 +44,6 @@ def effect_alone(values: Mapping[tuple[int, ...], Mapping[str, float]], space: S
             if theta in values:
                 rows.append({"perturbation": name, "level": level, "delta": values[theta]["delta"]})
     return pd.DataFrame(rows, columns=["perturbation", "level", "delta"])
-
-
-def worst_at_fidelity(front: pd.DataFrame, metric: str, min_fidelity: float | None, top: int) -> tuple[pd.DataFrame, float]:
-    """The `top` front members of `metric` that break the model most (largest δ) among those whose ρ is at
-    least `min_fidelity` (None: the median ρ of the metric's front), and the threshold used."""
-    rows = front[front["metric"] == metric]
-    column = f"rho_{metric}"
-    threshold = float(np.median(rows[column])) if min_fidelity is None and len(rows) else float(min_fidelity or 0.0)
-    kept = rows[rows[column] >= threshold].sort_values(["delta", column], ascending=[False, False], kind="stable")
-    return kept.head(top).reset_index(drop=True), threshold
 
 
 def stop_reason(trace: pd.DataFrame, budget: int, size: int, target: float | None) -> str:

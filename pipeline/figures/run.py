@@ -30,7 +30,7 @@ def plot_run_fronts(evaluated: Mapping[str, pd.DataFrame], clean_score: float) -
 
 def plot_effect_alone(alone: pd.DataFrame, clean_score: float) -> plt.Figure:
     """δ against the level of each perturbation applied alone (every other at level 0)."""
-    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    fig, ax = plt.subplots(figsize=(4.6, 3.0))
     for name, rows in alone.groupby("perturbation", sort=False):
         rows = rows.sort_values("level")
         ax.plot(rows["level"], rows["delta"], "-o", ms=4, label=str(name))

@@ -44,6 +44,16 @@ def active(row: pd.Series, names: list[str]) -> str:
     return ", ".join(f"{n}={int(row[n])}" for n in names if int(row[n]) > 0) or "none"
 
 
+def worst_at_fidelity(front: pd.DataFrame, metric: str, min_fidelity: float | None, top: int) -> tuple[pd.DataFrame, float]:
+    """The `top` front members of `metric` that break the model most (largest δ) among those whose ρ is at
+    least `min_fidelity` (None: the median ρ of the metric's front), and the threshold used."""
+    rows = front[front["metric"] == metric]
+    column = f"rho_{metric}"
+    threshold = float(np.median(rows[column])) if min_fidelity is None and len(rows) else float(min_fidelity or 0.0)
+    kept = rows[rows[column] >= threshold].sort_values(["delta", column], ascending=[False, False], kind="stable")
+    return kept.head(top).reset_index(drop=True), threshold
+
+
 def gallery_entries(gallery: dict[str, Any]) -> dict[str, Any]:
     """The gallery for the template: image thumbnails, or texts with their edits against the clean text marked."""
     items, clean = gallery["items"], gallery["clean"]
@@ -57,8 +67,6 @@ def gallery_entries(gallery: dict[str, Any]) -> dict[str, Any]:
 
 def render_run_page(result: Any, repo: Path | None = None) -> str:
     """The HTML of the page of `result` (a `pipeline.assess.AssessResult` whose files are in `result.out_dir`)."""
-    from pipeline.assess.result import worst_at_fidelity
-
     s = result.summary
     names = list(s["perturbations"])
     fronts, worst = [], []

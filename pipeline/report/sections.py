@@ -80,7 +80,8 @@ def table2_of(table2: pd.DataFrame, benchmark: str) -> dict:
                 cells.append("–")
                 continue
             r = by_metric.loc[m]
-            text = f"{fmt(float(r['auc_mean']))} ± {fmt(float(r['auc_std']))}"
+            std = float(r["auc_std"])
+            text = fmt(float(r["auc_mean"])) + ("" if math.isnan(std) else f" ± {fmt(std)}")  # one seed: no spread
             mark = r.get("mark")
             cells.append(Markup("<strong>{}</strong>").format(text) if mark == "best" else
                          Markup("<u>{}</u>").format(text) if mark == "second" else text)
@@ -94,9 +95,23 @@ RECOVERY = {"metric": "metric", "method": "method", "reached": "seeds at recall 
             "final_recall_mean": "final recall", "speedup_u": "speed-up u", "speedup_b": "speed-up b"}
 
 
+COUNTS = ("u_full_mean", "u_full_sd", "u_cens_median", "b_full_mean", "b_full_sd")  # configurations and proposals
+
+
+def count(value: Any) -> str:
+    """A count, or a mean or spread of counts, as people read it: whole numbers without decimals, others to one."""
+    value = float(value)
+    if math.isnan(value):
+        return "–"
+    return f"{value:,.0f}" if value.is_integer() else f"{value:,.1f}"
+
+
 def recovery_of(recovery: pd.DataFrame, benchmark: str, methods: Sequence[str]) -> dict:
-    """Recovery of all of P* (§4.2) for each metric of one benchmark: the rows of `methods` (Table 2's)."""
+    """Recovery of all of P* (§4.2) for each metric of one benchmark: the rows of `methods` (Table 2's), counts
+    of configurations and proposals without spurious decimals."""
     rows = recovery[(recovery["benchmark"] == benchmark) & recovery["method"].isin(methods)].copy()
+    for column in COUNTS:
+        rows[column] = rows[column].map(count)
     rows["reached"] = [f"{int(r)}/{int(s)}" for r, s in zip(rows["reached"], rows["seeds"])]
     rows["method"] = rows["method"].map(method_label)
     return frame_table(rows[list(RECOVERY)], RECOVERY)

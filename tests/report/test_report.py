@@ -377,3 +377,18 @@ def test_headline_metrics_are_few_and_are_the_tables_numbers(tmp_path):
     assert head["paired"]["src"] == {"W0": 0.3, "W1": 0.2, "W2": 0.1} and head["screening"]["src"] == mild
     if (REAL / "headline.json").exists():  # the real run: four benchmarks, two paired sources, one screening
         assert count_values(json.loads((REAL / "headline.json").read_text())) <= 80
+
+
+def test_one_seed_has_no_spread_and_counts_have_no_decimals():
+    from pipeline.report.sections import recovery_of, table2_of
+
+    table2 = pd.DataFrame({"benchmark": ["b", "b"], "metric": ["m", "m"], "method": ["testnav", "epal"],
+                           "auc_mean": [0.61234, 0.7], "auc_std": [0.02, np.nan], "mark": ["", "best"]})
+    cells = {row[0]: str(row[1]) for row in table2_of(table2, "b")["rows"]}
+    assert cells["TestNav"] == "0.612 ± 0.020" and "±" not in cells["ε-PAL"] and "0.700" in cells["ε-PAL"]
+    rec = pd.DataFrame([("b", "m", "testnav", 10, 10, 600.0, 12.5, 46.3, 1200.0, 6480.0, np.nan, 1.0, 1.0, 1.0, 1.0)],
+                       columns=["benchmark", "metric", "method", "seeds", "reached", "u_full_mean", "u_full_sd", "u_full_pct",
+                                "u_cens_median", "b_full_mean", "b_full_sd", "final_recall_mean", "final_recall_min", "speedup_u",
+                                "speedup_b"])
+    row = dict(zip(recovery_of(rec, "b", ["testnav"])["header"], recovery_of(rec, "b", ["testnav"])["rows"][0]))
+    assert (row["u (mean)"], row["u (sd)"], row["b (mean)"], row["b (sd)"]) == ("600", "12.5", "6,480", "–")
