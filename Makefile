@@ -7,6 +7,9 @@ STAMP := $(VENV)/.installed
 .PHONY: help report-check env params repro test test-slow figures figures-screening benchmarks clean-env dvc.yaml lock llm
 
 WORDNET := /usr/share/wordnet/index.sense
+# Debian's fortunes in the eight languages of the worked example examples/langid/ (its test set; langid_example/data.py)
+FORTUNES_PACKAGES := fortunes-min fortunes-de fortunes-es fortunes-it fortunes-br fortunes-pl fortunes-ru fortunes-bg
+FORTUNES := $(addprefix /usr/share/games/fortunes/,fortunes de es it brasil pl ru bg)
 
 help:  ## this list: every target with one line
 	@grep -E '^[a-zA-Z.$$()_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([^:]+):.*## (.*)$$/\1\t\2/' | \
@@ -21,7 +24,11 @@ $(STAMP): pyproject.toml requirements.lock
 $(WORDNET):  ## WordNet 3.0 for the text synonym family (Debian packages; needs root)
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wordnet-base wordnet-sense-index
 
-env: $(STAMP) $(WORDNET)  ## the venv from requirements.lock, the project installed editable, WordNet
+# the worked example's texts labelled by language (Debian packages; needs root); one install for any missing
+$(FORTUNES) &:
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(FORTUNES_PACKAGES)
+
+env: $(STAMP) $(WORDNET) $(FORTUNES)  ## the venv from requirements.lock, the project installed editable, WordNet, the example's fortunes
 
 lock: ## re-resolve pyproject.toml's dependencies in a scratch venv and pin every version in requirements.lock
 	rm -rf .lock-venv && python3 -m venv .lock-venv && .lock-venv/bin/pip install -q -e '.[dev]'

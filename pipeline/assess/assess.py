@@ -92,7 +92,7 @@ def execute(run: Run, bench: Benchmark, settings: Settings, say: Say = print) ->
         table = evaluate_all(run, evaluate, max(settings.batch_size, 36), say) if settings.exhaustive else None
     front = front_table(ranked, values, run.space, run.metrics)
     summary = _summary(run, bench, settings, traces, ranked, seen, budget, evaluate, time.perf_counter() - started, table)
-    result = AssessResult(front=front, summary=summary, traces=traces, ranked=ranked, alone=effect_alone(values, run.space),
+    result = AssessResult(front=front, summary=summary, traces=traces, ranked=ranked, alone=effect_alone(values, run.space, run.about["labels"]),
                           gallery=_gallery(bench, front, run), groundtruth=table, out_dir=run.out_dir)
     write(result, run)
     say(result.terminal(settings.top))
@@ -110,7 +110,7 @@ def _summary(run: Run, bench: Benchmark, settings: Settings, traces, ranked, see
                       "stopped": stop_reason(t, budget, run.space.size, settings.stop_at_recall)}
     summary = {"run": run.name, "model": run.about["model"], "data": run.about["data"], "modality": run.about["modality"],
                "n_inputs": n, "task_metric": run.about["task_metric"], "clean_score": float(bench.clean_score),
-               "perturbations": list(run.space.names), "levels": run.space.levels, "space_size": run.space.size,
+               "perturbations": list(run.space.names), "labels": dict(run.about["labels"]), "levels": run.space.levels, "space_size": run.space.size,
                "method": settings.method, "batch_size": settings.batch_size, "stop_at_recall": settings.stop_at_recall,
                "min_fidelity": settings.min_fidelity, "metrics": metrics, "configurations_evaluated": len(seen),
                "model_evaluations": len(seen) * n, "exhaustive_model_evaluations": run.space.size * n,

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.report.run_page import worst_at_fidelity
+from pipeline.report.run_page import active, worst_at_fidelity
 from pipeline.space import Space
 
 
@@ -34,15 +34,15 @@ def front_table(ranked: Mapping[str, pd.DataFrame], values: Mapping[tuple[int, .
     return front.sort_values(["metric", "_rho"], ascending=[True, False], kind="stable").drop(columns="_rho").reset_index(drop=True)
 
 
-def effect_alone(values: Mapping[tuple[int, ...], Mapping[str, float]], space: Space) -> pd.DataFrame:
-    """δ of each perturbation applied alone at each level (the axis points of Θ that were evaluated; the
-    recommended method's initial design holds all of them)."""
+def effect_alone(values: Mapping[tuple[int, ...], Mapping[str, float]], space: Space, labels: Mapping[str, str]) -> pd.DataFrame:
+    """δ of each perturbation (named by `labels`) applied alone at each level: the axis points of Θ that were
+    evaluated (the recommended method's initial design holds all of them)."""
     rows = []
     for i, name in enumerate(space.names):
         for level in range(space.levels):
             theta = tuple(level if j == i else 0 for j in range(space.n_dims))
             if theta in values:
-                rows.append({"perturbation": name, "level": level, "delta": values[theta]["delta"]})
+                rows.append({"perturbation": labels.get(name, name), "level": level, "delta": values[theta]["delta"]})
     return pd.DataFrame(rows, columns=["perturbation", "level", "delta"])
 
 
@@ -96,7 +96,7 @@ class AssessResult:
             if len(worst):
                 lines.append(f"  breaks it most at ρ ≥ {threshold:.4g}:")
             for _, r in worst.iterrows():
-                theta = ", ".join(f"{n}={int(r[n])}" for n in s["perturbations"] if int(r[n]) > 0) or "none (clean)"
+                theta = active(r, s["perturbations"], s["labels"])
                 lines.append(f"    δ {r['delta']:.3f}  ρ {r[f'rho_{metric}']:.4g}  {theta}")
         lines.append(f"cost: {s['configurations_evaluated']:,} of {s['space_size']:,} configurations, "
                      f"{s['model_evaluations']:,} model evaluations ({100 * s['share_of_exhaustive']:.1f}% of exhaustive), "

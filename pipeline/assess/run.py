@@ -86,9 +86,17 @@ def run_from_spec(spec: Mapping[str, Any], name: str, outputs: Path, data: Path,
              "data": dataset.get("_target_") or dataset.get("kind"), "modality": spec["modality"],
              "perturbations": list(spec["perturbations"]), "levels": int(spec["levels"]), "fidelity": list(spec["fidelity"]),
              "task_metric": spec.get("task_metric", "accuracy"), "seed": int(spec.get("seed", 0)),
-             "sources": [str(p) for p in plugin_sources(spec)]}
+             "sources": [str(p) for p in plugin_sources(spec)], "labels": labels(spec["perturbations"])}
     return Run(name=name, space=Space(tuple(spec["perturbations"]), int(spec["levels"])), metrics=tuple(spec["fidelity"]),
                key=key, factory=factory, fingerprint=table_fingerprint(spec, assets), about=about, **paths)
+
+
+def labels(perturbations: Sequence[str]) -> dict[str, str]:
+    """What the page and the terminal call each perturbation: a plug-in's own `name` (its config string,
+    `module:Class`, stays its key in the run's tables), a built-in's catalog name."""
+    from pipeline.perturb.registry import get_perturbation
+
+    return {p: str(getattr(get_perturbation(p), "name", p) or p) for p in perturbations}
 
 
 def _label(obj: Any) -> str:
@@ -159,7 +167,7 @@ def run_from_objects(model: Any, data: Any, perturbations: Sequence[str], fideli
                                     CODE)
     about = {"model": spec["model"]["_target_"], "model_name": type(model).__name__, "data": spec["dataset"]["_target_"],
              "modality": spec["modality"], "perturbations": list(perturbations), "levels": int(levels), "fidelity": list(fidelity),
-             "task_metric": task_metric, "seed": int(seed), "sources": []}
+             "task_metric": task_metric, "seed": int(seed), "sources": [], "labels": labels(perturbations)}
     run = Run(name=name, space=bench.space, metrics=tuple(fidelity), key=digest({"objects": fingerprint}), factory=factory,
               fingerprint=fingerprint, about=about, **paths)
     return run, bench

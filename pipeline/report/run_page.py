@@ -39,9 +39,9 @@ def table(frame: pd.DataFrame, labels: dict[str, str] | None = None, digits: int
             "rows": [[number(v, digits) for v in row] for row in frame.itertuples(index=False)]}
 
 
-def active(row: pd.Series, names: list[str]) -> str:
-    """θ written as its active perturbations: `typo=3, punctuation=1`, or `none` for the identity."""
-    return ", ".join(f"{n}={int(row[n])}" for n in names if int(row[n]) > 0) or "none"
+def active(row: pd.Series, names: list[str], labels: dict[str, str]) -> str:
+    """θ written as its active perturbations by their labels: `typo=3, punctuation=1`, or `none` for the identity."""
+    return ", ".join(f"{labels.get(n, n)}={int(row[n])}" for n in names if int(row[n]) > 0) or "none"
 
 
 def worst_at_fidelity(front: pd.DataFrame, metric: str, min_fidelity: float | None, top: int) -> tuple[pd.DataFrame, float]:
@@ -72,13 +72,16 @@ def render_run_page(result: Any, repo: Path | None = None) -> str:
     fronts, worst = [], []
     for metric, m in s["metrics"].items():
         rows = result.front[result.front["metric"] == metric].copy()
-        rows.insert(1, "θ (active perturbations)", [active(r, names) for _, r in rows.iterrows()])
+        rows.insert(1, "θ (active perturbations)", [active(r, names, s["labels"]) for _, r in rows.iterrows()])
         fronts.append({"metric": metric, **m, "table": table(rows.drop(columns=["metric", *names]))})
         top, threshold = worst_at_fidelity(result.front, metric, s["min_fidelity"], 10)
-        top.insert(0, "θ (active perturbations)", [active(r, names) for _, r in top.iterrows()])
+        top.insert(0, "θ (active perturbations)", [active(r, names, s["labels"]) for _, r in top.iterrows()])
         worst.append({"metric": metric, "threshold": number(threshold, 4),
                       "table": table(top[["θ (active perturbations)", "order", "delta", f"rho_{metric}"]])})
-    alone = result.alone.pivot(index="perturbation", columns="level", values="delta").reset_index() if len(result.alone) else None
+    alone = None
+    if len(result.alone):  # a row per perturbation in Θ's order, a column per level
+        alone = result.alone.pivot(index="perturbation", columns="level", values="delta")
+        alone = alone.reindex(list(dict.fromkeys(result.alone["perturbation"]))).reset_index()
     figures = {p.stem: figure_uri(p) for p in sorted((result.out_dir / "figures").glob("*.png"))}
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)

@@ -1,0 +1,77 @@
+"""The README's "Test your own model" section runs as printed (a doc test): every command block of the section,
+shell then Python, in the repository's root as a user runs it, on the worked example (fastText language ID, a
+model that is not ours). A run of the same name that a developer made before is kept aside and put back."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SECTION = "## Test your own model"
+
+
+def blocks(language: str) -> list[str]:
+    """The fenced `language` blocks of the README's section, in order."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index(SECTION):]
+    section = section[: section.index("\n## ", len(SECTION))]
+    return re.findall(rf"```{language}\n(.*?)```", section, flags=re.S)
+
+
+def run_names() -> list[str]:
+    """The run names the section's blocks use (`run=<name>`, `name="<name>"`)."""
+    code = "\n".join(blocks("bash") + blocks("python"))
+    return re.findall(r"run=([\w.-]+)", code) + re.findall(r'name="([\w.-]+)"', code)
+
+
+@pytest.fixture
+def aside(tmp_path):
+    """Move the runs' folders and stores aside during the test and put them back after."""
+    paths = [p for name in run_names() for p in (ROOT / "outputs" / "runs" / name, ROOT / "data" / "runs" / name,
+                                                 ROOT / "data" / "cache" / "store" / "assess" / f"{name}.sqlite")]
+    kept = {}
+    for i, p in enumerate(paths):
+        if p.exists():
+            kept[p] = tmp_path / str(i)
+            shutil.move(p, kept[p])
+    yield
+    for p in paths:
+        if p.is_dir():
+            shutil.rmtree(p)
+        elif p.exists():
+            p.unlink()
+    for p, saved in kept.items():
+        shutil.move(saved, p)
+
+
+def tracked_changes() -> str:
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True).stdout
+
+
+def test_the_section_runs_as_printed(aside):
+    shell, python = blocks("bash"), blocks("python")
+    assert len(shell) == 1 and len(python) == 1 and sorted(run_names()) == ["langid", "langid-py"]
+    before = tracked_changes()
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", shell[0]], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = ROOT / "outputs" / "runs" / "langid"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["clean_score"] == 0.97 and summary["n_inputs"] == 400
+    assert summary["metrics"]["chrf"]["front"] >= 10  # a visible front, not one configuration
+    assert "round" in done.stdout and f"page: {out / 'index.html'}" in done.stdout
+    assert {"index.html", "front.csv", "summary.json"} <= {p.name for p in out.iterdir()}
+    exported = re.search(r"^export PYTHONPATH=(\S+)", shell[0], flags=re.M).group(1)  # what the Python block runs under
+    done = subprocess.run([sys.executable, "-c", python[0]], cwd=ROOT, capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "PYTHONPATH": exported})
+    assert done.returncode == 0, done.stderr[-3000:]
+    score, front = done.stdout.strip().splitlines()[-1].split()
+    assert float(score) == summary["clean_score"] and int(front) >= 10
+    assert (ROOT / "outputs" / "runs" / "langid-py" / "index.html").exists()
+    assert tracked_changes() == before  # nothing the repository tracks was touched
