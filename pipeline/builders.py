@@ -14,6 +14,7 @@ import torch
 from pipeline.benchmark import Benchmark, get_task_metric
 from pipeline.catalog import FIDELITY
 from pipeline.config.benchmark import FEATURE_KINDS
+from pipeline.conformance import checked_predictions, conform_inputs
 from pipeline.device import resolve_device
 from pipeline.fidelity.kid import EmbeddingFeatures, KIDFidelity
 from pipeline.fidelity.ssim import SSIMFidelity
@@ -25,7 +26,6 @@ from pipeline.plugins import (
     build,
     check_instance,
     check_perturbations,
-    predictions_of,
 )
 from pipeline.protocols import FidelityMetric, Perturbation
 from pipeline.registry import load_import_path
@@ -139,23 +139,28 @@ def build_model(spec: Spec, data_dir: str | Path) -> Any:
 
 def build_inputs(spec: Spec, data_dir: str | Path) -> tuple[Space, list[Perturbation], Any, np.ndarray]:
     """(Θ, the perturbations T_1..T_n, the clean set D, its labels) of `spec`: what T_θ depends on, without
-    the model or the metrics (the `perturb` stage needs no more)."""
+    the model or the metrics (the `perturb` stage needs no more). D is the data set's test set as every
+    perturbation takes it: checked against what each needs, and adapted as `benchmark.adapt_inputs` says
+    where it falls short (`pipeline.conformance.conform_inputs`)."""
     space = build_space(spec)
     clean, labels = build_test_set(spec, data_dir)
     if len(labels) == 0:
         raise ValueError(f"dataset of benchmark {spec['name']!r} is empty")
-    return space, [get_perturbation(n) for n in space.names], clean, labels
+    perturbations = [get_perturbation(n) for n in space.names]
+    return space, perturbations, conform_inputs(clean, perturbations, spec.get("adapt_inputs")), labels
 
 
 def build_benchmark(spec: Spec, data_dir: str | Path) -> Benchmark:
-    """The benchmark of `spec` over the assets in `data_dir` (written by `prepare`)."""
+    """The benchmark of `spec` over the assets in `data_dir` (written by `prepare`); the model's output is
+    checked against its protocol on every call, the clean test set's first (`pipeline.conformance`)."""
     data_dir = Path(data_dir)
     space, perturbations, clean, labels = build_inputs(spec, data_dir)
     model = build_model(spec, data_dir)
     fidelity = {m: fidelity_metric(m, clean, spec, data_dir) for m in spec["fidelity"]}
     observe = model.observer(spec["adequacy"]) if spec.get("adequacy") else None
+    predict = checked_predictions(model, labels, "model._target_", spec["model"]["_target_"])
     return Benchmark(
         name=spec["name"], space=space, perturbations=perturbations, clean=clean, labels=labels,
-        predict=predictions_of(model), task_metric=get_task_metric(spec.get("task_metric", "accuracy")), fidelity=fidelity,
+        predict=predict, task_metric=get_task_metric(spec.get("task_metric", "accuracy")), fidelity=fidelity,
         observe=observe, seed=int(spec.get("seed", 0)),
     )

@@ -14,9 +14,14 @@ Inputs by modality, as a model, a perturbation and a fidelity metric receive the
 * code: a `list[str]` of prompts (a code model answers 1 = the completion passes the problem's tests).
 
 Labels are a `numpy.ndarray` of int64 class indices (code: the problem index of each prompt).
+
+What a model returns is checked on the clean test set before any configuration is evaluated, and what a
+perturbation needs of the inputs (its optional `inputs` attribute, an `ImageInputs`) is checked on the clean
+test set when the benchmark is built (`pipeline.conformance`).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -46,10 +51,27 @@ class Predictor(Protocol):
         """One prediction per input, shape (len(inputs),)."""
 
 
+@dataclass(frozen=True)
+class ImageInputs:
+    """What a vision perturbation needs of each image of the (N, H, W, C) stack: height and width of at least
+    `min_side` pixels, `channels` channels and dtype `dtype` (None: any). A perturbation declares it as its
+    optional attribute `inputs` (the ImageNet-C corruptions: 32 pixels, 3 channels, uint8); the clean test
+    set is checked against it before any work, and `benchmark.adapt_inputs` may pad or resize images below
+    `min_side` (`pipeline.conformance`)."""
+
+    min_side: int = 1
+    channels: int | None = 3
+    dtype: str | None = "uint8"
+
+
 @runtime_checkable
 class Perturbation(Protocol):
     """A perturbation type T_i of the space Θ: levels 0..max_level, level 0 the identity; the randomness of
-    an application depends only on `seed` (DESIGN.md, Determinism)."""
+    an application depends only on `seed` (DESIGN.md, Determinism). Optionally `inputs: ImageInputs`, what it
+    needs of the images (not part of the runtime check: a family without it takes any input).
+
+    In `benchmark.perturbations` the config string is the family's key (`my_pkg.blur:Blur` whatever
+    `Blur.name` says)."""
 
     name: str
     modality: str

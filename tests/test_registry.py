@@ -50,8 +50,8 @@ def test_a_perturbation_plug_in_by_import_path(tmp_path, monkeypatch):
         "class Halve:\n    name, modality, max_level = 'halve', 'vision', 3\n"
         "    def apply(self, x, level, seed):\n        return x if level == 0 else x // (2 ** level)\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    family = get_perturbation("my_blur_pkg:Halve")  # a class: built with no arguments
-    assert (family.name, family.modality, family.max_level, family.apply(8, 2, 0)) == ("halve", "vision", 3, 2)
+    family = get_perturbation("my_blur_pkg:Halve")  # a class: built with no arguments, keyed by its import path
+    assert (family.name, family.modality, family.max_level, family.apply(8, 2, 0)) == ("my_blur_pkg:Halve", "vision", 3, 2)
     with pytest.raises(ValueError, match="'math:pi' is 3.14.*not a perturbation: it needs name, modality, max_level"):
         get_perturbation("math:pi")
 

@@ -162,17 +162,18 @@ def write(result: AssessResult, run: Run) -> None:
 
 
 def assess(model: Any, data: Any, *, perturbations: Sequence[str], fidelity: Sequence[str], name: str, levels: int = 6,
-           task_metric: str = "accuracy", outputs: str | Path = "outputs", data_root: str | Path = "data",
-           say: Say = print, **settings: Any) -> AssessResult:
+           task_metric: str = "accuracy", adapt_inputs: str | None = None, outputs: str | Path = "outputs",
+           data_root: str | Path = "data", say: Say = print, **settings: Any) -> AssessResult:
     """Test `model` (`predict_proba(inputs) -> (n, classes)` or `predict(inputs) -> (n,)`) on `data`
     (`test_set() -> (inputs, labels)`) under every composition of `perturbations` (catalog names or
     `module:Class` plug-ins) at `levels` levels, with `fidelity` metrics (catalog names or `module:factory`):
-    the run's files and page under `<outputs>/runs/<name>/`. `settings` are `Settings`' fields (e.g.
-    batch_size=8, executor="serial", exhaustive=True)."""
+    the run's files and page under `<outputs>/runs/<name>/`. Images smaller than a perturbation needs are refused
+    unless `adapt_inputs` is 'pad' or 'resize'. `settings` are `Settings`' fields (e.g. batch_size=8,
+    executor="serial", exhaustive=True)."""
     unknown = sorted(set(settings) - set(Settings.__dataclass_fields__))
     if unknown:
         raise ConfigError(unknown[0], settings[unknown[0]], f"a setting of pipeline.assess.Settings: {', '.join(Settings.__dataclass_fields__)}")
     chosen = Settings(**settings)
     run, bench = run_from_objects(model, data, perturbations, fidelity, name, Path(outputs), Path(data_root), levels=levels,
-                                  task_metric=task_metric, seed=chosen.seed)
+                                  task_metric=task_metric, seed=chosen.seed, adapt_inputs=adapt_inputs)
     return execute(run, bench, chosen, say)

@@ -86,17 +86,17 @@ def run_from_spec(spec: Mapping[str, Any], name: str, outputs: Path, data: Path,
              "data": dataset.get("_target_") or dataset.get("kind"), "modality": spec["modality"],
              "perturbations": list(spec["perturbations"]), "levels": int(spec["levels"]), "fidelity": list(spec["fidelity"]),
              "task_metric": spec.get("task_metric", "accuracy"), "seed": int(spec.get("seed", 0)),
-             "sources": [str(p) for p in plugin_sources(spec)], "labels": labels(spec["perturbations"])}
+             "sources": [str(p) for p in plugin_sources(spec)], "labels": perturbation_labels(spec["perturbations"])}
     return Run(name=name, space=Space(tuple(spec["perturbations"]), int(spec["levels"])), metrics=tuple(spec["fidelity"]),
                key=key, factory=factory, fingerprint=table_fingerprint(spec, assets), about=about, **paths)
 
 
-def labels(perturbations: Sequence[str]) -> dict[str, str]:
+def perturbation_labels(perturbations: Sequence[str]) -> dict[str, str]:
     """What the page and the terminal call each perturbation: a plug-in's own `name` (its config string,
     `module:Class`, stays its key in the run's tables), a built-in's catalog name."""
     from pipeline.perturb.registry import get_perturbation
 
-    return {p: str(getattr(get_perturbation(p), "name", p) or p) for p in perturbations}
+    return {p: str(getattr(get_perturbation(p), "label", None) or p) for p in perturbations}
 
 
 def _label(obj: Any) -> str:
@@ -118,12 +118,14 @@ def build_object_benchmark(model: Any, inputs: Any, labels: np.ndarray, spec: Ma
     """The benchmark of a user's objects: the perturbations and fidelity metrics of `spec` by name (catalog
     names or `module:attribute` plug-ins), the model's predictions through its protocol."""
     from pipeline.builders import fidelity_metric
+    from pipeline.conformance import checked_predictions, conform_inputs
     from pipeline.perturb.registry import get_perturbation
-    from pipeline.plugins import predictions_of
 
     space = Space(tuple(spec["perturbations"]), int(spec["levels"]))
-    return Benchmark(name=str(spec["name"]), space=space, perturbations=[get_perturbation(p) for p in space.names], clean=inputs,
-                     labels=np.asarray(labels, dtype=np.int64), predict=predictions_of(model),
+    perturbations = [get_perturbation(p) for p in space.names]
+    inputs = conform_inputs(inputs, perturbations, spec.get("adapt_inputs"), key="perturbations", option="adapt_inputs")
+    return Benchmark(name=str(spec["name"]), space=space, perturbations=perturbations, clean=inputs,
+                     labels=np.asarray(labels, dtype=np.int64), predict=checked_predictions(model, labels, "model", _label(model)),
                      task_metric=_task_metric(spec), fidelity={m: fidelity_metric(m, inputs, dict(spec), data_dir) for m in spec["fidelity"]},
                      seed=int(spec.get("seed", 0)))
 
@@ -135,9 +137,11 @@ def _task_metric(spec: Mapping[str, Any]):
 
 
 def run_from_objects(model: Any, data: Any, perturbations: Sequence[str], fidelity: Sequence[str], name: str, outputs: Path,
-                     data_root: Path, *, levels: int = 6, task_metric: str = "accuracy", seed: int = 0) -> tuple[Run, Benchmark]:
+                     data_root: Path, *, levels: int = 6, task_metric: str = "accuracy", seed: int = 0,
+                     adapt_inputs: str | None = None) -> tuple[Run, Benchmark]:
     """The run of a model and a data set given as objects (`pipeline.protocols`: a Classifier or Predictor and a
-    DataSet), with the benchmark built here once (its clean score, the checks of the first batch)."""
+    DataSet), with the benchmark built here once (its clean score, the checks of the first batch; images below
+    what a perturbation needs adapted by `adapt_inputs`, 'pad' or 'resize', as `benchmark.adapt_inputs`)."""
     from pipeline.perturb.registry import get_perturbation
     from pipeline.plugins import DATASET_PROTOCOLS, MODEL_PROTOCOLS, check_instance
 
@@ -154,7 +158,7 @@ def run_from_objects(model: Any, data: Any, perturbations: Sequence[str], fideli
     inputs, labels = data.test_set()
     labels = np.asarray(labels, dtype=np.int64)
     spec = {"name": name, "modality": modalities.pop(), "perturbations": list(perturbations), "levels": int(levels),
-            "fidelity": list(fidelity), "task_metric": task_metric, "seed": int(seed), "device": "cpu",
+            "fidelity": list(fidelity), "task_metric": task_metric, "seed": int(seed), "device": "cpu", "adapt_inputs": adapt_inputs,
             "model": {"_target_": _label(model)}, "dataset": {"_target_": _label(data)}}
     paths["data_dir"].mkdir(parents=True, exist_ok=True)
     factory = partial(build_object_benchmark, model, inputs, labels, spec, paths["data_dir"])
@@ -167,7 +171,7 @@ def run_from_objects(model: Any, data: Any, perturbations: Sequence[str], fideli
                                     CODE)
     about = {"model": spec["model"]["_target_"], "model_name": type(model).__name__, "data": spec["dataset"]["_target_"],
              "modality": spec["modality"], "perturbations": list(perturbations), "levels": int(levels), "fidelity": list(fidelity),
-             "task_metric": task_metric, "seed": int(seed), "sources": [], "labels": labels(perturbations)}
+             "task_metric": task_metric, "seed": int(seed), "sources": [], "labels": perturbation_labels(perturbations)}
     run = Run(name=name, space=bench.space, metrics=tuple(fidelity), key=digest({"objects": fingerprint}), factory=factory,
               fingerprint=fingerprint, about=about, **paths)
     return run, bench

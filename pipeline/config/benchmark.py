@@ -15,6 +15,7 @@ from pipeline.catalog import (
     MODALITIES,
     PERTURBATIONS,
     TASK_METRICS,
+    VISION,
 )
 from pipeline.config.dataset import DATASET_KINDS, check_dataset
 from pipeline.config.errors import ConfigError
@@ -85,10 +86,17 @@ class AdequacyConfig:
     tknc_k: int = MISSING
 
 
+# `benchmark.adapt_inputs`: how a vision benchmark brings clean images smaller than a perturbation needs (the
+# ImageNet-C corruptions: 32 x 32) up to that size before any work (`pipeline.conformance`); null refuses them
+ADAPT_INPUTS = {"pad": "pad each image with its edge pixels, centred",
+                "resize": "resize each image, bilinear, keeping its aspect"}
+
+
 @dataclass
 class BenchmarkConfig:
     """`benchmark`: dataset, the space Θ, the task metric ψ, and what KID needs (kind-dependent feature
-    network and subset sizes; null on a benchmark without KID)."""
+    network and subset sizes; null on a benchmark without KID). `adapt_inputs`: null, or how images smaller
+    than a perturbation needs are brought up to its size (`ADAPT_INPUTS`); images that fit are left as they are."""
 
     name: str = MISSING
     modality: str = MISSING
@@ -100,6 +108,7 @@ class BenchmarkConfig:
     kid: KidConfig | None = None
     adequacy: AdequacyConfig | None = None
     store: PerturbStoreConfig = field(default_factory=PerturbStoreConfig)
+    adapt_inputs: str | None = None
     seed: int = MISSING
     batch_size: int = MISSING
     gallery_index: int = MISSING
@@ -149,6 +158,14 @@ def check_benchmark(b: dict[str, Any], model: dict[str, Any], fidelity: list[str
             other = f" ({name!r} is {PERTURBATIONS.facts(name)['modality']!r})" if name in PERTURBATIONS else ""
             raise ConfigError(f"benchmark.perturbations[{i}]", name, f"a perturbation of modality {modality!r}{other}: {', '.join(fit)}")
     distinct("benchmark.perturbations", perts)
+    adapt = b["adapt_inputs"]
+    if adapt is not None and modality != VISION:
+        raise ConfigError("benchmark.adapt_inputs", adapt,
+                          f"null (benchmark {b['name']!r} is {modality!r}; pad and resize adapt images)")
+    if adapt is not None and adapt not in ADAPT_INPUTS:
+        ways = "; ".join(f"{k} ({v})" for k, v in ADAPT_INPUTS.items())
+        raise ConfigError("benchmark.adapt_inputs", adapt,
+                          f"null (refuse images smaller than a perturbation needs) or one of: {ways}")
     if b["store"]["max_order"] is not None:
         in_range("benchmark.store.max_order", b["store"]["max_order"], 0, len(perts), "[]",
                   " (the number of non-zero levels of a stored θ; null = all of Θ)")

@@ -12,6 +12,9 @@ class _Missing:
     def __repr__(self) -> str:
         return "(missing)"
 
+    def __reduce__(self) -> str:
+        return "MISSING_VALUE"  # unpickled as the one instance of this module
+
 
 MISSING_VALUE: Any = _Missing()
 
@@ -53,13 +56,19 @@ class ConfigError(ValueError):
         self.key, self.value, self.allowed = str(key), value, str(allowed)
         super().__init__(str(self))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Rebuilt from its parts, then given back every attribute (a subclass's too), so an error raised in
+        a worker process reaches the parent as the same error."""
+        return type(self), (self.key, self.value, self.allowed), self.__dict__
+
     def __str__(self) -> str:
         return _one_line(f"{self.key}: {show(self.value)} — {self.allowed}")
 
 
 class InputError(ConfigError):
     """A rejected input file: the key is `<label>` plus, where known, `row <r>` (0-based position in the
-    file) and `column '<c>'`."""
+    file) and `column '<c>'`. Unpickled as `InputError(key, value, allowed)` with `label`, `row` and
+    `column` restored after (`ConfigError.__reduce__`)."""
 
     def __init__(self, label: str, value: Any, allowed: str, *, row: int | None = None, column: str | None = None) -> None:
         key = str(label)

@@ -37,9 +37,11 @@ import skimage.filters
 import skimage.util
 
 from pipeline.perturb.glass_blur import GLASS_BLUR_SEVERITIES, glass_blur
+from pipeline.protocols import ImageInputs
 
 MAX_SEVERITY = 5
 MIN_SIDE = 32  # the reference rejects images whose height or width is below 32 pixels
+INPUTS = ImageInputs(min_side=MIN_SIDE, channels=3, dtype="uint8")  # what `check_image` accepts, for the benchmark's check
 # corruptions that draw from the global np.random stream; the others are deterministic functions of the
 # image, so `corrupt` skips seeding and restoring the global state for them (most of a call's cost at 32x32)
 STOCHASTIC = frozenset({"gaussian_noise", "shot_noise", "impulse_noise", "speckle_noise", "glass_blur", "motion_blur",

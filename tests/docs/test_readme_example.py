@@ -59,7 +59,9 @@ def test_the_section_runs_as_printed(aside):
     shell, python = blocks("bash"), blocks("python")
     assert len(shell) == 1 and len(python) == 1 and sorted(run_names()) == ["langid", "langid-py"]
     before = tracked_changes()
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", shell[0]], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    venv = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}  # `python` is the venv's
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", shell[0]], cwd=ROOT, capture_output=True, text=True, timeout=900,
+                          env=venv)
     assert done.returncode == 0, done.stderr[-3000:]
     out = ROOT / "outputs" / "runs" / "langid"
     summary = json.loads((out / "summary.json").read_text())
@@ -69,7 +71,7 @@ def test_the_section_runs_as_printed(aside):
     assert {"index.html", "front.csv", "summary.json"} <= {p.name for p in out.iterdir()}
     exported = re.search(r"^export PYTHONPATH=(\S+)", shell[0], flags=re.M).group(1)  # what the Python block runs under
     done = subprocess.run([sys.executable, "-c", python[0]], cwd=ROOT, capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "PYTHONPATH": exported})
+                          env={**venv, "PYTHONPATH": exported})
     assert done.returncode == 0, done.stderr[-3000:]
     score, front = done.stdout.strip().splitlines()[-1].split()
     assert float(score) == summary["clean_score"] and int(front) >= 10
