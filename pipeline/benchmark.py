@@ -35,6 +35,11 @@ def get_task_metric(name: str) -> TaskMetric:
     return TASK_METRICS.get(name)
 
 
+def _mean_of_per_input(phi: Fidelity) -> bool:
+    """φ is exactly the mean of its per-input values (`φ.per_input`, `φ.aggregate == "mean"`: SSIM, BERT-F1)."""
+    return callable(getattr(phi, "per_input", None)) and getattr(phi, "aggregate", None) == "mean"
+
+
 @dataclass
 class Benchmark:
     """`evaluate(θ)` → {'psi', 'delta', 'rho_<metric>' …, 'seconds_perturb', 'seconds_infer', 'seconds_fidelity'};
@@ -51,6 +56,10 @@ class Benchmark:
     fidelity: dict[str, Fidelity]
     seed: int = 0
     observe: Observe | None = None
+    # with `per_input`, `score` also returns each input's task outcome (`outcome`: 1 where the prediction equals the
+    # label, what accuracy averages) and each per-input fidelity (`rho_<metric>_inputs`), for the paired bootstrap
+    # of `pipeline.search.membership`
+    per_input: bool = False
     clean_score: float = field(init=False)
 
     def __post_init__(self) -> None:
@@ -63,8 +72,9 @@ class Benchmark:
                 raise ValueError(f"perturbation {p.name!r} has levels 0..{p.max_level}; the space asks for 0..{self.space.levels - 1}")
         self.clean_score = self.task_metric(self.predict(self.clean), self.labels)
 
-    def score(self, perturbed: Any) -> dict[str, float]:
-        """ψ, δ (Eq. 1) and ρ per fidelity metric (Eq. 2) of one perturbed set, with timings."""
+    def score(self, perturbed: Any) -> dict[str, Any]:
+        """ψ, δ (Eq. 1) and ρ per fidelity metric (Eq. 2) of one perturbed set, with timings (and, with
+        `per_input`, the per-input lists)."""
         t0 = time.perf_counter()
         predictions, adequacy = self.observe(perturbed) if self.observe is not None else (self.predict(perturbed), {})
         psi = self.task_metric(predictions, self.labels)
@@ -72,11 +82,17 @@ class Benchmark:
         out = {"psi": psi, "delta": max(self.clean_score - psi, 0.0), "seconds_infer": t1 - t0}
         out.update({f"adequacy_{name}": float(value) for name, value in adequacy.items()})
         for metric, phi in self.fidelity.items():
-            out[f"rho_{metric}"] = float(phi(perturbed))
+            if self.per_input and _mean_of_per_input(phi):  # one pass: φ is the mean of the values kept
+                values = np.asarray(phi.per_input(perturbed), dtype=float)
+                out[f"rho_{metric}"], out[f"rho_{metric}_inputs"] = float(values.mean()), values.tolist()
+            else:
+                out[f"rho_{metric}"] = float(phi(perturbed))
         out["seconds_fidelity"] = time.perf_counter() - t1
+        if self.per_input:
+            out["outcome"] = (np.asarray(predictions) == self.labels).astype(float).tolist()
         return out
 
-    def evaluate(self, theta: Sequence[int]) -> dict[str, float]:
+    def evaluate(self, theta: Sequence[int]) -> dict[str, Any]:
         theta = self.space.validate(theta)
         t0 = time.perf_counter()
         perturbed = compose(self.perturbations, self.clean, theta, self.seed)

@@ -49,10 +49,12 @@ def spec_factory(spec: Mapping[str, Any], data_dir: str | Path) -> tuple[str, Be
     return digest({"spec": dict(spec), "data_dir": str(data_dir)}), partial(build_benchmark, dict(spec), Path(data_dir))
 
 
-def evaluate_configurations(key: str, factory: BenchmarkFactory, thetas: Sequence[Sequence[int]]) -> list[dict[str, float]]:
-    """`Benchmark.evaluate` of each configuration, in order: a worker's chunk of one round."""
+def evaluate_configurations(key: str, factory: BenchmarkFactory, thetas: Sequence[Sequence[int]]) -> list[dict[str, Any]]:
+    """`Benchmark.evaluate` of each configuration, in order: a worker's chunk of one round (values as plain
+    floats, per-input values as lists of them)."""
     bench = benchmark_of(key, factory)
-    return [{k: float(v) for k, v in bench.evaluate(tuple(int(x) for x in theta)).items()} for theta in thetas]
+    return [{k: v if isinstance(v, list) else float(v) for k, v in bench.evaluate(tuple(int(x) for x in theta)).items()}
+            for theta in thetas]
 
 
 class LiveEvaluator:

@@ -23,7 +23,6 @@ from pipeline.stages.runner import benchmark_spec, run_stage
 def main(cfg) -> None:
     from pipeline.assess import Settings, execute, run_from_spec
     from pipeline.assess.run import folders
-    from pipeline.builders import build_benchmark
     from pipeline.plugins import check_plugins
     from pipeline.preparation import prepare
 
@@ -37,7 +36,7 @@ def main(cfg) -> None:
     prepared = prepare(spec, data_dir)
     print("prepared: " + ", ".join(f"{k} {round(v, 4)}" for k, v in prepared.items()))
     run = run_from_spec(spec, str(cfg.run), outputs, data, asset_digest(data_dir))
-    bench = build_benchmark(spec, data_dir)
+    bench = run.factory()  # here once: the clean score, the first batch's checks, the gallery
     live = cfg.search.live
     method = live.methods[0] if live.methods else cfg.search.recommended
     settings = Settings(method=str(method), batch_size=int(live.batch_size), executor=str(live.executor),

@@ -6,7 +6,9 @@ files and its page. `assess` is the Python entry (objects, no YAML); `scripts/as
 Everything goes under `outputs/runs/<name>/`:
 
     index.html                 the run's page (one offline file, images inlined)
-    front.csv                  one row per front member of each metric: levels, order, ψ, δ, raw ρ of every metric
+    front.csv                  one row per front member of each metric: levels, order, ψ, δ, raw ρ of every metric,
+                               and (accuracy) π, the share of 1,000 paired bootstrap resamples of the inputs in
+                               which it stays on the front, the 95% interval of δ and its set (core: π ≥ 0.95)
     summary.json               model, data set, n inputs, clean score, per metric the front size, configurations
                                evaluated, rounds, est_recall at the end and why the search stopped; model
                                evaluations spent and their share of the exhaustive |Θ|·n, how many were computed now (the rest came
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from pipeline.assess.live import evaluate_all, evaluator, search_metric
 from pipeline.assess.result import AssessResult, effect_alone, front_table, stop_reason
@@ -90,13 +93,60 @@ def execute(run: Run, bench: Benchmark, settings: Settings, say: Say = print) ->
                        for row in t.loc[t["is_new"].to_numpy(dtype=bool), list(run.space.names)].to_numpy()})
         values = dict(zip(seen, evaluate(seen)))
         table = evaluate_all(run, evaluate, max(settings.batch_size, 36), say) if settings.exhaustive else None
-    front = front_table(ranked, values, run.space, run.metrics)
+    membership = {m: confidence(values, seen, bench, m, run.about["task_metric"], settings.seed) for m in run.metrics}
+    front = with_confidence(front_table(ranked, values, run.space, run.metrics), membership, run.space)
     summary = _summary(run, bench, settings, traces, ranked, seen, budget, evaluate, time.perf_counter() - started, table)
+    for m, frame in membership.items():
+        if frame is not None:
+            summary["metrics"][m].update(confidence_counts(frame))
     result = AssessResult(front=front, summary=summary, traces=traces, ranked=ranked, alone=effect_alone(values, run.space, run.about["labels"]),
                           gallery=_gallery(bench, front, run), groundtruth=table, out_dir=run.out_dir)
     write(result, run)
     say(result.terminal(settings.top))
     return result
+
+
+def confidence(values: Mapping[tuple[int, ...], Mapping[str, Any]], seen: Sequence[tuple[int, ...]], bench: Benchmark,
+               metric: str, task_metric: str, seed: int, resamples: int = 1000) -> pd.DataFrame | None:
+    """Membership of the front among the evaluated configurations with confidence (issue 29): the paired,
+    label-stratified bootstrap of `pipeline.search.membership` over the inputs' outcomes, with ρ resampled where
+    the metric is a mean of per-input values (SSIM, BERT-F1) and held fixed where it is a set statistic (chrF's
+    corpus score, KID). One row per evaluated θ (in `seen`'s order): π, the interval of δ, core / plausible /
+    out. None where the task metric is not accuracy (the outcome of an input is then not its correctness)."""
+    from pipeline.search.membership import bootstrap_membership
+
+    if task_metric != "accuracy" or not seen or "outcome" not in values[seen[0]]:
+        return None
+    outcomes = np.array([values[t]["outcome"] for t in seen])
+    clean = (np.asarray(bench.predict(bench.clean)) == bench.labels).astype(float)
+    key = f"rho_{metric}_inputs"
+    fidelity = np.array([values[t][key] if key in values[t] else values[t][f"rho_{metric}"] for t in seen])
+    frame = bootstrap_membership(outcomes, clean, fidelity, strata=bench.labels, B=resamples, seed=seed)
+    frame.insert(0, "theta", list(seen))
+    frame.attrs["resampled_fidelity"] = fidelity.ndim == 2
+    return frame
+
+
+def with_confidence(front: pd.DataFrame, membership: Mapping[str, pd.DataFrame | None], space) -> pd.DataFrame:
+    """`front` with each member's π on its metric's front and the interval of its δ (`confidence`)."""
+    if front.empty or all(m is None for m in membership.values()):
+        return front
+    out = front.copy()
+    rows = {(m, t): r for m, frame in membership.items() if frame is not None for t, r in zip(frame["theta"], frame.itertuples())}
+    thetas = [tuple(int(r[n]) for n in space.names) for _, r in front.iterrows()]
+    found = [rows.get((m, t)) for m, t in zip(front["metric"], thetas)]
+    out["pi"] = [r.pi if r is not None else np.nan for r in found]
+    out["delta_lo"] = [r.delta_lo if r is not None else np.nan for r in found]
+    out["delta_hi"] = [r.delta_hi if r is not None else np.nan for r in found]
+    out["set"] = [r.set if r is not None else "" for r in found]
+    return out
+
+
+def confidence_counts(frame: pd.DataFrame) -> dict[str, Any]:
+    """How many front members the data support: the core (π ≥ 0.95) and the plausible set (π ≥ 0.05)."""
+    return {"core": int((frame["set"] == "core").sum()), "plausible": int((frame["set"] != "out").sum()),
+            "front_in_core": int(((frame["set"] == "core") & frame["on_front"]).sum()),
+            "fidelity_resampled": bool(frame.attrs.get("resampled_fidelity", False))}
 
 
 def _summary(run: Run, bench: Benchmark, settings: Settings, traces, ranked, seen, budget: int, evaluate, wall: float,

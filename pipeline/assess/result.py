@@ -92,6 +92,8 @@ class AssessResult:
         for metric, m in s["metrics"].items():
             lines.append(f"{metric}: front of {m['front']} configurations from {m['evaluated']:,} evaluated "
                          f"({m['rounds']} rounds); stopped because {m['stopped']}")
+            if "front_in_core" in m:
+                lines.append(f"  {m['front_in_core']} of them in the core (on the front in ≥ 95% of bootstrap resamples of the inputs)")
             worst, threshold = worst_at_fidelity(self.front, metric, s["min_fidelity"], top)
             if len(worst):
                 lines.append(f"  breaks it most at ρ ≥ {threshold:.4g}:")

@@ -31,7 +31,7 @@ import numpy as np
 from pipeline.benchmark import Benchmark
 from pipeline.config.errors import ConfigError
 from pipeline.fingerprint import digest, stage_fingerprint
-from pipeline.live_evaluation import BenchmarkFactory, spec_factory
+from pipeline.live_evaluation import BenchmarkFactory
 from pipeline.space import Space
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -80,7 +80,8 @@ def run_from_spec(spec: Mapping[str, Any], name: str, outputs: Path, data: Path,
 
     paths = folders(name, outputs, data)
     spec = {**dict(spec), "name": name}
-    key, factory = spec_factory(spec, paths["data_dir"])
+    key = digest({"spec": spec, "data_dir": str(paths["data_dir"]), "per_input": True})
+    factory = partial(build_with_inputs, spec, paths["data_dir"])
     model, dataset = spec["model"], spec["dataset"]
     about = {"model": model.get("_target_") or model.get("name"), "model_name": model.get("name"),
              "data": dataset.get("_target_") or dataset.get("kind"), "modality": spec["modality"],
@@ -88,7 +89,16 @@ def run_from_spec(spec: Mapping[str, Any], name: str, outputs: Path, data: Path,
              "task_metric": spec.get("task_metric", "accuracy"), "seed": int(spec.get("seed", 0)),
              "sources": [str(p) for p in plugin_sources(spec)], "labels": perturbation_labels(spec["perturbations"])}
     return Run(name=name, space=Space(tuple(spec["perturbations"]), int(spec["levels"])), metrics=tuple(spec["fidelity"]),
-               key=key, factory=factory, fingerprint=table_fingerprint(spec, assets), about=about, **paths)
+               key=key, factory=factory, fingerprint=table_fingerprint({**spec, "per_input": True}, assets), about=about, **paths)
+
+
+def build_with_inputs(spec: Mapping[str, Any], data_dir: Path) -> Benchmark:
+    """The benchmark of a config spec (`pipeline.builders`) that also returns per-input values (`Benchmark.per_input`)."""
+    from pipeline.builders import build_benchmark
+
+    bench = build_benchmark(dict(spec), data_dir)
+    bench.per_input = True
+    return bench
 
 
 def perturbation_labels(perturbations: Sequence[str]) -> dict[str, str]:
@@ -127,7 +137,7 @@ def build_object_benchmark(model: Any, inputs: Any, labels: np.ndarray, spec: Ma
     return Benchmark(name=str(spec["name"]), space=space, perturbations=perturbations, clean=inputs,
                      labels=np.asarray(labels, dtype=np.int64), predict=checked_predictions(model, labels, "model", _label(model)),
                      task_metric=_task_metric(spec), fidelity={m: fidelity_metric(m, inputs, dict(spec), data_dir) for m in spec["fidelity"]},
-                     seed=int(spec.get("seed", 0)))
+                     seed=int(spec.get("seed", 0)), per_input=True)
 
 
 def _task_metric(spec: Mapping[str, Any]):

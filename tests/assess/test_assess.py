@@ -148,3 +148,26 @@ def test_the_script_runs_a_users_plugin_into_its_run_folder(tmp_path):
                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2 and refused.stderr.strip().splitlines() == [
         "error: run: null — a name for the run's folders (outputs/runs/<name>/), e.g. run=my-model"]
+
+
+def test_front_members_carry_their_membership_probability(run):
+    from pipeline.search.membership import bootstrap_membership
+
+    result, folder, _ = run
+    front = pd.read_csv(folder / "out" / "runs" / "reviews" / "front.csv")
+    assert ((front["pi"] >= 0.95) == (front["set"] == "core")).all()
+    assert (front["delta_lo"] <= front["delta"] + 1e-12).all() and (front["delta"] <= front["delta_hi"] + 1e-12).all()
+    assert result.summary["metrics"]["chrf"]["front_in_core"] == int((front["set"] == "core").sum())
+    # the same bootstrap on outcomes recomputed here from the model itself (chrF is a corpus statistic: held fixed)
+    from pipeline.perturb.compose import compose
+    from pipeline.perturb.registry import get_perturbation
+
+    texts, labels = Reviews().test_set()
+    families = [get_perturbation(p) for p in ("typo", "punctuation")]
+    evaluated = result.ranked["chrf"].sort_values("b")
+    thetas = [tuple(int(v) for v in r) for r in evaluated[["typo", "punctuation"]].to_numpy()]
+    outcomes = np.array([KeywordModel().predict_proba(compose(families, texts, t, 0)).argmax(1) == labels for t in thetas], float)
+    clean = (KeywordModel().predict_proba(texts).argmax(1) == labels).astype(float)
+    expected = bootstrap_membership(outcomes, clean, evaluated["rho"].to_numpy(), strata=labels, B=1000, seed=0)
+    pis = dict(zip(thetas, expected["pi"]))
+    assert [pis[(int(a), int(b))] for a, b in front[["typo", "punctuation"]].to_numpy()] == front["pi"].tolist()
