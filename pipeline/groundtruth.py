@@ -83,7 +83,8 @@ _WORKER: dict[str, Any] = {}
 
 def _init_worker(factory: BenchmarkFactory, store_path: str, source: SourceFactory | None = None, child: bool = True) -> None:
     """One torch thread per worker in every mode, so values do not depend on the worker count; a
-    worker process dies with its parent."""
+    worker process dies with its parent. An error building the benchmark is kept for each task to raise:
+    raised here, it would only break the pool, and the parent would never see it."""
     from pipeline.numerics import configure_torch
 
     if child:
@@ -91,8 +92,12 @@ def _init_worker(factory: BenchmarkFactory, store_path: str, source: SourceFacto
     configure_torch()
     if "store" in _WORKER:
         _WORKER["store"].close()
-    bench = factory()
-    _WORKER.update(benchmark=bench, store=ResumeStore(store_path), source=source(bench) if source is not None else None)
+    _WORKER.clear()
+    try:
+        bench = factory()
+        _WORKER.update(benchmark=bench, store=ResumeStore(store_path), source=source(bench) if source is not None else None)
+    except Exception as err:  # raised again, whole, by `_run_task`, so it reaches the parent
+        _WORKER["error"] = err
 
 
 def die_with_parent() -> None:
@@ -108,6 +113,8 @@ def _run_task(prefix: tuple[int, ...], fingerprint: str) -> tuple[bool, int, int
     store as it finishes. Returns (claimed, configurations evaluated, active transform applications per
     input); a task another run holds is left to it. The perturbed sets come from the worker's source (the
     perturbation store) when it has one, else from prefix reuse in memory."""
+    if "error" in _WORKER:
+        raise _WORKER["error"]
     bench, store, source = _WORKER["benchmark"], _WORKER["store"], _WORKER["source"]
     key = task_key(fingerprint, prefix)
     if not store.claim(key):

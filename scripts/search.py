@@ -50,8 +50,10 @@ def run_table(cfg) -> None:
         print(f"{pending} of {len(keys)} runs to do ({name}), traces under {trace_path(cfg, name, 'M', 'X', 0).parents[2]}")
 
         def compute(indices: list[int]):
-            runs = map_runs(run_search, [jobs[i] for i in indices], int(cfg.workers), desc=f"search {name}")
-            return ((i, parquet_bytes(trace)) for i, trace in zip(indices, runs))
+            todo = [jobs[i] for i in indices]
+            modules = sorted({method_class(job["method"]).__module__ for job in todo})
+            runs = map_runs(run_search, todo, int(cfg.workers), desc=f"search {name}", preload=modules)
+            return ((i, parquet_bytes(trace)) for i, trace in zip(indices, runs, strict=True))
 
         for out, value in zip(paths, run_cached(store, keys, compute)):
             write_parquet(read_parquet_bytes(value), out)

@@ -5,7 +5,10 @@ The search space is one `IntDistribution(0, ℓ−1)` per perturbation type (nam
 objectives maximised (`directions=["maximize", "maximize"]`). Each round asks q trials (q = the ledger's
 batch size), proposes them in one `ledger.propose` call and tells each trial its (δ, ρ). A sampler may
 suggest a configuration it has already seen: that is a proposal like any other (the ledger serves it from
-its cache: it costs budget b but not u). A run ends when the budget is spent or all of Θ is evaluated.
+its cache: it costs budget b but not u). A run ends when the budget is spent, as TestNav's does: once all of Θ is
+evaluated (a small lattice, such as benchmark=tiny's 3^2 with B = 45) the sampler keeps asking and every trial is a
+cache hit, so the trace always has B rows (`pipeline.search.traces.validate_trace`'s rule for a method that is not
+single-pass).
 
 Settings (Optuna 5.0 defaults):
 
@@ -42,7 +45,7 @@ from pipeline.space import Space
 
 
 class OptunaSampler(Method):
-    """Ask q trials, propose them in one call, tell the (δ, ρ) of each; until B is spent or u = |Θ|."""
+    """Ask q trials, propose them in one call, tell the (δ, ρ) of each; until B is spent (repeats included)."""
 
     single_pass = False
 
@@ -58,7 +61,7 @@ class OptunaSampler(Method):
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             torch.manual_seed(seed)
             study = optuna.create_study(directions=["maximize", "maximize"], sampler=self.sampler(seed))
-            while not ledger.exhausted and ledger.u < space.size:
+            while not ledger.exhausted:
                 trials = [study.ask(distributions) for _ in range(min(ledger.batch_size, ledger.remaining))]
                 values = ledger.propose(np.array([[t.params[name] for name in space.names] for t in trials]))
                 for trial, value in zip(trials, values):

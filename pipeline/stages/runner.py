@@ -18,19 +18,26 @@ what is allowed, with exit status 2, before any output is written.
 """
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from omegaconf import DictConfig, OmegaConf
 
 from pipeline.numerics import configure_torch, ensure_pinned
 from pipeline.stages.layout import CONF_DIR, PARAMS, ROOT
 
+if TYPE_CHECKING:
+    from hydra.core.override_parser.types import Override
+
 
 def fail(err: BaseException) -> None:
     """The one error path: one line on stderr naming the key (or file and row), the value and what is
-    allowed; exit status 2."""
+    allowed; exit status 2. A progress bar the error interrupts is ended first, so the line is its own."""
+    std = sys.modules.get("tqdm.std")  # loaded only where a stage shows progress
+    for bar in list(getattr(getattr(std, "tqdm", None), "_instances", ())):
+        bar.close()
     text = " ".join(str(err).split()) or type(err).__name__
     print(f"error: {text}", file=sys.stderr)
     raise SystemExit(2)
@@ -45,7 +52,8 @@ def load_params(overrides: list[str]) -> DictConfig:
     """params.yaml with `key=value` overrides (DVC mode), validated against the schema. A group choice
     (`benchmark=<name>`, `modality=<name>`, `model=<name>`) takes that group's keys from conf/'s composition
     with the choice (a benchmark brings its own model and fidelity metrics) and everything else from
-    params.yaml: how one DVC stage per benchmark of `suite` runs a benchmark other than params.yaml's."""
+    params.yaml: how one DVC stage per benchmark of `suite` runs a benchmark other than params.yaml's.
+    Hydra's `+key=value` and `++key=value` set `key` as `key=value` does (the schema then judges the key)."""
     import yaml
 
     from pipeline.config import apply_overrides, validate_config
@@ -55,6 +63,7 @@ def load_params(overrides: list[str]) -> DictConfig:
         params = OmegaConf.load(PARAMS)
     except yaml.YAMLError as err:
         raise yaml_error(err, PARAMS.name) from None
+    overrides = [o.lstrip("+") for o in overrides]
     choices = [o for o in overrides if o.partition("=")[0] in SWITCHES]
     if choices:
         composed = compose_conf(choices)
@@ -90,17 +99,46 @@ def compose_job(overrides: list[str]) -> DictConfig:
     """Hydra's composition of conf/ with `overrides`, validated against the schema."""
     from hydra.errors import HydraException
 
-    from pipeline.config import apply_overrides, validate_config
+    from pipeline.config import validate_config
 
     try:
         return check_suite(validate_config(compose_conf(overrides)))
     except HydraException:
-        # Hydra refuses a key conf/ lacks without saying what is allowed; the schema says it.
-        groups = [o for o in overrides if "." not in o.split("=", 1)[0]]
-        cfg = compose_conf(groups)
-        OmegaConf.set_struct(cfg, False)
-        validate_config(apply_overrides(cfg, [o for o in overrides if o not in groups]))
+        name_refused_key(overrides)
         raise
+
+
+def name_refused_key(overrides: list[str]) -> None:
+    """Hydra refuses a key conf/ lacks without saying what is allowed; the schema says it. Composes conf/
+    with the overrides that choose configs (groups, Hydra's own settings), then sets (or, with `~`, deletes)
+    every other key as written, whatever its `+` or `++`, and lets the schema name the first key it does not
+    know, with the keys it allows. Returns when the schema takes them all (Hydra refused for another reason)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from pipeline.config import validate_config
+
+    parsed = [o for o in OverridesParser.create().parse_overrides(overrides) if not o.is_sweep_override()]
+    cfg = compose_conf([o.input_line for o in parsed if chooses_config(o)])
+    OmegaConf.set_struct(cfg, False)
+    for o in parsed:
+        if chooses_config(o):
+            continue
+        if o.is_delete():
+            parent, _, leaf = o.key_or_group.rpartition(".")
+            node = OmegaConf.select(cfg, parent) if parent else cfg
+            if isinstance(node, DictConfig):
+                node.pop(leaf, None)
+        else:
+            OmegaConf.update(cfg, o.key_or_group, o.value(), merge=True, force_add=True)
+    validate_config(cfg)
+
+
+def chooses_config(override: Override) -> bool:
+    """Whether `override` picks a config Hydra composes rather than setting a value: a group of conf/
+    (`benchmark=tiny`, `hydra/launcher=joblib`, `+fuzz/adapters@fuzz.adapters.mine=external`) or a setting of
+    Hydra's own (`hydra.searchpath=[…]`, where the groups of a user's config folder are found)."""
+    key = override.key_or_group
+    return override.package is not None or "/" in key or key.split(".")[0] == "hydra" or (CONF_DIR / key).is_dir()
 
 
 def check_suite(cfg: DictConfig) -> DictConfig:
@@ -134,14 +172,22 @@ def check_sweep(cfgs: list[DictConfig]) -> None:
                              "benchmark.name='" + str(cfg.benchmark.name) + "-${model.name}'")
 
 
-def check_inputs(cfg: DictConfig) -> None:
-    """Every input file of this script's stage exists, or the error names the stage that makes it."""
-    from pipeline.stages.table import missing_inputs
+def check_inputs(cfg: DictConfig, overrides: list[str] | None = None) -> None:
+    """Every input file of this script's stage exists, or the error names the command that makes it: in
+    script mode (`overrides`: the job's Hydra overrides) the script of the stage that makes it, with the same
+    overrides; in DVC mode (None) `dvc repro <stage>`."""
+    from pipeline.stages.table import STAGES, missing_inputs
 
     missing = missing_inputs(Path(sys.argv[0]).stem, cfg)
     if missing:
         path, producer = missing[0]
-        raise ValueError(f"missing input {path}: run `dvc repro {producer}` first")
+        maker = next((s for s in STAGES if s.name == producer), None)
+        if overrides is None or maker is None:
+            raise ValueError(f"missing input {path}: run `dvc repro {producer}` first")
+        given = {o.partition("=")[0].lstrip("+") for o in overrides}
+        own = [a for a in maker.args.split() if "=" in a and a.partition("=")[0] not in given]  # `--params fuzz.adapter=…`
+        command = shlex.join(["python", f"scripts/{maker.script}.py", *own, *overrides])
+        raise ValueError(f"missing input {path}: run `{command}` first")
 
 
 # The stages that run models or fidelity metrics on `device`, and when. Others (a merge, a figure) never
@@ -181,6 +227,8 @@ def run_stage(task: Callable[[DictConfig], Any]) -> None:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
+    from pipeline.stages.guard import check_overwrite
+
     configure_torch()
     try:
         if len(sys.argv) == 1 or sys.argv[1] == "--params":
@@ -190,11 +238,13 @@ def run_stage(task: Callable[[DictConfig], Any]) -> None:
             check_device(cfg)
             task(cfg)
             return
-        jobs = [compose_job(job) for job in hydra_jobs(sys.argv[1:])]
+        job_overrides = hydra_jobs(sys.argv[1:])
+        jobs = [compose_job(job) for job in job_overrides]
         check_sweep(jobs)
-        for cfg in jobs:
+        for overrides, cfg in zip(job_overrides, jobs):
             check_paths(cfg)
-            check_inputs(cfg)
+            check_overwrite(cfg, overrides, load_params)
+            check_inputs(cfg, overrides)
     except (ValueError, HydraException, OmegaConfBaseException) as err:
         fail(err)
     except yaml.YAMLError as err:  # a file of conf/ that does not parse

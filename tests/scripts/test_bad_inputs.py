@@ -202,10 +202,12 @@ INPUTS = [  # (script, mutation of the valid inputs, mode, extra overrides, what
     ("bounds", lambda f: _edit_records(f, lambda t: t[~((t.model == "knn5") & (t.condition == "contrast-4"))]), "hydra",
      ("paired=tiny",), "cells missing: (knn5, contrast-4)"),
     ("policies", lambda f: _edit_records(f, _nan_at_row_7), "hydra", ("paired=tiny",), "row 7, column 'pert_trueprob'"),
-    ("search_summary", lambda f: shutil.rmtree(f / "outputs/search"), "hydra", (), "run `dvc repro search` first"),
+    ("search_summary", lambda f: shutil.rmtree(f / "outputs/search"), "hydra", (),
+     "run `python scripts/search.py benchmark=tiny paths.data="),
     ("bounds", lambda f: shutil.rmtree(f / "outputs/records"), "params", (), "run `dvc repro records` first"),
-    ("plot_groundtruth", lambda f: (f / "outputs/groundtruth/tiny.parquet").unlink(), "hydra", (), "run `dvc repro groundtruth` first"),
-    ("groundtruth", lambda f: None, "hydra", (), "data/tiny: run `dvc repro prepare` first"),
+    ("plot_groundtruth", lambda f: (f / "outputs/groundtruth/tiny.parquet").unlink(), "hydra", (),
+     "run `python scripts/groundtruth.py benchmark=tiny paths.data="),
+    ("groundtruth", lambda f: None, "hydra", (), "data/tiny: run `python scripts/prepare.py benchmark=tiny paths.data="),
     ("fuzz", lambda f: None, "params", ("fuzz.adapter=weights",), "data/digits: run `dvc repro prepare` first"),
 ]
 

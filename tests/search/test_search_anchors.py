@@ -14,6 +14,7 @@ from pipeline.search import METHODS, TableOracle, pareto_flags, run_metrics, run
 from pipeline.search.base import Method
 from pipeline.search.epal import DISCARDED, PARETO, UNDECIDED, beta, classify, intersect
 from pipeline.search.ledger import Ledger
+from pipeline.search.traces import validate_trace
 from pipeline.space import Space
 from tests.search.search_fixtures import NAMES4, synthetic_table
 
@@ -68,11 +69,14 @@ def test_single_pass_runs_visit_all_of_theta_and_recover_the_front(name):
 
 
 @pytest.mark.parametrize("name", ANCHORS[:3])
-def test_optuna_runs_stop_once_all_of_theta_is_evaluated(name):
-    space = Space(("x", "y"), 2)
+def test_optuna_runs_spend_the_whole_budget_after_all_of_theta_is_evaluated(name):
+    """As TestNav's: once Θ is exhausted the sampler keeps proposing, each proposal a cache hit that costs B, so
+    the trace has B rows (the summary's rule for a method that is not single-pass; benchmark=tiny's 3^2 lattice)."""
+    space, budget = Space(("x", "y"), 2), 12
     oracle = TableOracle(np.random.default_rng(0).random((space.size, 2)), space)
-    trace = run_search(name, oracle, space, 500, seed=0)
-    assert trace["u"].iloc[-1] == space.size and trace["u"].iloc[-2] == space.size - 1 and len(trace) < 500
+    trace = run_search(name, oracle, space, budget, seed=0)
+    assert len(trace) == budget and int(trace["u"].eq(space.size).idxmax()) < budget - 1
+    validate_trace(trace, space.names, space.levels, budget, name, method=name, single_pass=METHODS[name].single_pass)
 
 
 class CallLog(Ledger):
