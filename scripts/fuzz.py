@@ -2,7 +2,8 @@
 outputs/fuzz/<adapter>/report.json (the full report), summary.txt (its text) and metrics.json.
 
     python scripts/fuzz.py fuzz.adapter=geometric     # or weights | severity (the digits CNN of `prepare`)
-    python scripts/fuzz.py fuzz.adapter=severity fuzz.adapters.severity.adversarial_tolerance=0.2
+    python scripts/fuzz.py fuzz.adapter=severity fuzz.adapters.severity.adversarial_tolerance=0.2 paths.outputs=/tmp/fuzz   # a setting of
+        # its own writes outside the committed outputs/fuzz/severity (the stage refuses to overwrite them)
     python scripts/fuzz.py +fuzz/adapters@fuzz.adapters.mine=external fuzz.adapter=mine \
         fuzz.adapters.mine._target_=my_pkg.fuzz.MyAdapter                 # your own (conf/fuzz/adapters/external.yaml)
 

@@ -2,7 +2,7 @@
 (TestNav §4.2-4.3).
 
     python scripts/search.py                          # params.yaml: table mode on outputs/groundtruth/<benchmark>.parquet
-    python scripts/search.py search.seeds=3 search.methods=[testnav,random]
+    python scripts/search.py benchmark=tiny search.seeds=3 search.methods=[testnav,random]
     python scripts/search.py search.mode=live         # no ground truth: run the benchmark itself, write R
 
 Table mode writes outputs/search/<benchmark>/<metric>/<method>/seed=<k>.parquet. Finished runs live in a
