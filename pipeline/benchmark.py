@@ -56,9 +56,9 @@ class Benchmark:
     fidelity: dict[str, Fidelity]
     seed: int = 0
     observe: Observe | None = None
-    # with `per_input`, `score` also returns each input's task outcome (`outcome`: 1 where the prediction equals the
-    # label, what accuracy averages) and each per-input fidelity (`rho_<metric>_inputs`), for the paired bootstrap
-    # of `pipeline.search.membership`
+    # with `per_input`, `score` also returns what the model answered on each input (`prediction`: the class, or for
+    # code whether the completion passes) and each per-input fidelity (`rho_<metric>_inputs`), for the paired
+    # bootstrap of `pipeline.membership`
     per_input: bool = False
     clean_score: float = field(init=False)
 
@@ -89,7 +89,7 @@ class Benchmark:
                 out[f"rho_{metric}"] = float(phi(perturbed))
         out["seconds_fidelity"] = time.perf_counter() - t1
         if self.per_input:
-            out["outcome"] = (np.asarray(predictions) == self.labels).astype(float).tolist()
+            out["prediction"] = np.asarray(predictions).tolist()
         return out
 
     def evaluate(self, theta: Sequence[int]) -> dict[str, Any]:

@@ -150,9 +150,10 @@ def build_inputs(spec: Spec, data_dir: str | Path) -> tuple[Space, list[Perturba
     return space, perturbations, conform_inputs(clean, perturbations, spec.get("adapt_inputs")), labels
 
 
-def build_benchmark(spec: Spec, data_dir: str | Path) -> Benchmark:
+def build_benchmark(spec: Spec, data_dir: str | Path, per_input: bool = False) -> Benchmark:
     """The benchmark of `spec` over the assets in `data_dir` (written by `prepare`); the model's output is
-    checked against its protocol on every call, the clean test set's first (`pipeline.conformance`)."""
+    checked against its protocol on every call, the clean test set's first (`pipeline.conformance`). With
+    `per_input`, its values include each input's prediction and per-input fidelity (`Benchmark.per_input`)."""
     data_dir = Path(data_dir)
     space, perturbations, clean, labels = build_inputs(spec, data_dir)
     model = build_model(spec, data_dir)
@@ -162,5 +163,5 @@ def build_benchmark(spec: Spec, data_dir: str | Path) -> Benchmark:
     return Benchmark(
         name=spec["name"], space=space, perturbations=perturbations, clean=clean, labels=labels,
         predict=predict, task_metric=get_task_metric(spec.get("task_metric", "accuracy")), fidelity=fidelity,
-        observe=observe, seed=int(spec.get("seed", 0)),
+        observe=observe, seed=int(spec.get("seed", 0)), per_input=per_input,
     )

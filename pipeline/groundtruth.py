@@ -27,6 +27,7 @@ from tqdm import tqdm
 
 from pipeline.benchmark import Benchmark
 from pipeline.fingerprint import sources_digest, stage_fingerprint, unit_key
+from pipeline.groundtruth_inputs import confidence_columns, confidence_summary, inputs_frame, split_per_input
 from pipeline.groundtruth_table import finalize, pareto_summary
 from pipeline.io import atomic_path, write_json, write_parquet
 from pipeline.perturb.compose import PrefixCache, compose
@@ -258,13 +259,21 @@ def gallery_array(items: list, example: Any) -> np.ndarray:
 
 
 def write_final(raw: pd.DataFrame, bench: Benchmark, spec: dict[str, Any], *, table: Path, summary: Path,
-                gallery: Path) -> dict[str, Any]:
-    """Normalise and flag P* (`finalize`), then write the table, its summary (returned) and the gallery of
-    the example `spec["gallery_index"]` under every P* configuration (thetas, images, clean, label)."""
+                gallery: Path, inputs: Path) -> dict[str, Any]:
+    """Normalise and flag P* (`finalize`); from the per-input values (a benchmark built with `per_input`) the
+    membership of P* with confidence (`pipeline.groundtruth_inputs`: δ's interval, π and the core per metric) and
+    the per-input file; then write the table, its summary (returned) and the gallery of the example
+    `spec["gallery_index"]` under every P* configuration (thetas, images, clean, label)."""
     metrics, task_metric = list(spec["fidelity"]), spec.get("task_metric", "accuracy")
+    raw, per_input = split_per_input(raw)
     final = finalize(raw, metrics, task_metric)
     info = {"benchmark": spec["name"], "space_size": bench.space.size, "clean_" + task_metric: bench.clean_score,
             "pareto": pareto_summary(final, metrics, bench.space.n_dims)}
+    if per_input:
+        final = pd.concat([final, confidence_columns(final, per_input, bench.labels, metrics, task_metric, bench.space,
+                                                     seed=int(spec.get("seed", 0)))], axis=1)
+        info["confidence"] = confidence_summary(final, metrics)
+        write_parquet(inputs_frame(final[list(bench.space.names)].to_numpy(), bench.space, per_input), inputs)
     write_parquet(final, table)
     write_json(info, summary)
     front = final[final[[f"pareto_{m}" for m in metrics]].any(axis=1)]

@@ -7,8 +7,10 @@ splits the rest into chunks, one per worker, each evaluated by `evaluate_configu
 benchmark once per worker process):
 
 * `serial`: in this process;
-* `processes`: joblib's worker processes on this machine (they live across rounds, so each builds the
-  benchmark once);
+* `processes`: worker processes on this machine (spawned once, they live across rounds, so each builds the
+  benchmark once; `close` ends them). A pool of our own rather than joblib's: loky restarts a worker whose
+  memory grew by more than 300 MB since its first task, which a benchmark that loads its model on first use
+  can do (seen on digits: a rebuilt benchmark and "A worker stopped while some jobs were given to the executor");
 * `submitit_local`, `submitit_slurm`: one job per chunk through submitit, the library under Hydra's
   submitit launcher (`hydra/launcher=submitit_slurm` takes the same parameters: partition, timeout_min,
   gpus_per_node…); `submitit_local` runs the jobs as local processes, the path a SLURM array takes minus
@@ -21,13 +23,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from functools import partial
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 from pipeline.benchmark import Benchmark
 from pipeline.config.errors import ConfigError
 from pipeline.fingerprint import digest, unit_key
+from pipeline.numerics import configure_torch
 from pipeline.store import ResumeStore, run_cached
 
 EXECUTORS = ("serial", "processes", "submitit_local", "submitit_slurm")
@@ -57,6 +62,14 @@ def evaluate_configurations(key: str, factory: BenchmarkFactory, thetas: Sequenc
             for theta in thetas]
 
 
+def _evaluate_pickled(payload: bytes) -> list[dict[str, Any]]:
+    """`evaluate_configurations` of a (key, factory, chunk) sent with cloudpickle, which carries a user's objects
+    (a model class defined in a notebook) where the standard pickle cannot."""
+    import cloudpickle
+
+    return evaluate_configurations(*cloudpickle.loads(payload))
+
+
 class LiveEvaluator:
     """`evaluator([θ, …]) -> [values, …]`: the benchmark's `evaluate` dict of every configuration, from the
     store where a run already evaluated it, else computed on `workers` workers of `executor` (module
@@ -77,6 +90,19 @@ class LiveEvaluator:
         self.executor, self.workers, self.submitit, self.folder = executor, int(workers), dict(submitit or {}), folder
         self.evaluated = 0  # configurations computed (not served from the store) by this evaluator
         self.seconds: dict[str, float] = {}  # summed seconds_* of the configurations computed (perturb, infer, fidelity)
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> LiveEvaluator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the worker processes (the `processes` executor keeps them, and their benchmarks, across rounds)."""
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
 
     def __call__(self, thetas: Sequence[Sequence[int]]) -> list[dict[str, float]]:
         thetas = [tuple(int(x) for x in t) for t in thetas]
@@ -100,10 +126,12 @@ class LiveEvaluator:
         if self.executor == "serial" or len(chunks) == 1 and self.executor == "processes":
             yield from (evaluate_configurations(self.key, self.factory, c) for c in chunks)
         elif self.executor == "processes":
-            from joblib import Parallel, delayed
+            import cloudpickle
 
-            yield from Parallel(n_jobs=len(chunks), return_as="generator")(
-                delayed(evaluate_configurations)(self.key, self.factory, c) for c in chunks)
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"), initializer=configure_torch)
+            futures = [self._pool.submit(_evaluate_pickled, cloudpickle.dumps((self.key, self.factory, c))) for c in chunks]
+            yield from (f.result() for f in futures)
         else:
             import submitit
 

@@ -30,7 +30,7 @@ def main(cfg) -> None:
     spec = benchmark_spec(cfg)
     check_plugins(spec)
     shard, num_shards = int(cfg.get("shard", 0)), int(cfg.get("num_shards", 1))
-    factory = functools.partial(build_benchmark, spec, str(data_dir(cfg)))
+    factory = functools.partial(build_benchmark, spec, str(data_dir(cfg)), per_input=True)
     store = spec["store"]
     source = functools.partial(open_store, str(perturb_root(cfg)), store["max_order"]) if store["enabled"] else None
     raw, timings, stats = evaluate_shard(factory, build_space(spec), shard_store(cfg, shard, num_shards),

@@ -75,10 +75,10 @@ def run_live(cfg) -> None:
     q = int(live.batch_size)
     fingerprint = table_fingerprint(spec, asset_digest(data_dir(cfg)))
     key, factory = spec_factory(spec, data_dir(cfg))
-    with ResumeStore(store_path(cfg, "search_live", spec["name"])) as store:
-        evaluate = LiveEvaluator(factory, key, store, fingerprint, executor=live.executor,
-                                 workers=min(q, n_workers(int(cfg.workers))), submitit=OmegaConf.to_container(live.submitit),
-                                 folder=store_path(cfg, "search_live", spec["name"]).with_suffix(".jobs"))
+    with ResumeStore(store_path(cfg, "search_live", spec["name"])) as store, \
+            LiveEvaluator(factory, key, store, fingerprint, executor=live.executor, workers=min(q, n_workers(int(cfg.workers))),
+                          submitit=OmegaConf.to_container(live.submitit),
+                          folder=store_path(cfg, "search_live", spec["name"]).with_suffix(".jobs")) as evaluate:
         for metric in metrics_of(cfg):
             oracle = LiveOracle.from_benchmark(evaluate, metric)
             line = round_line(metric, space.size)

@@ -14,7 +14,7 @@ import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its
 
 import pandas as pd
 
-from pipeline.front_composition import table3, table3_markdown
+from pipeline.front_composition import confidence_sets, table3, table3_markdown
 from pipeline.io import write_json, write_text
 from pipeline.search import METHODS, run_metrics
 from pipeline.search.monotonicity import COLUMNS as MONOTONICITY_COLUMNS
@@ -23,16 +23,17 @@ from pipeline.search.recovery import recovery_markdown, recovery_table
 from pipeline.search.summary import metrics_tree, summarise_runs, table2, table2_markdown
 from pipeline.stages.runner import run_stage
 from pipeline.stages.layout import summary_dir
-from pipeline.stages.search_inputs import problems
+from pipeline.stages.search_inputs import groundtruth, problems
 
 
 def main(cfg) -> None:
     rows = []
-    sizes, fronts, monotone = {}, {}, []
+    sizes, fronts, monotone, confidence = {}, {}, [], {}
     for name, metric, problem, methods in problems(cfg):
         sizes[name] = problem.space.size
         monotone.append(edge_monotonicity(problem.oracle.objectives, problem.space).assign(benchmark=name, metric=metric))
         fronts[(name, metric)] = ((problem.space.grid()[problem.pareto] > 0).sum(axis=1), problem.space.n_dims)
+        confidence.update(confidence_sets(groundtruth(cfg, name), name, metric, problem.space.names))
         for method, runs in methods.items():
             for seed, trace in runs:
                 rows.append({"benchmark": name, "metric": metric, "method": method, "seed": seed,
@@ -57,10 +58,13 @@ def main(cfg) -> None:
                "mean over TestNav's (> 1: TestNav needs fewer), where both reach recall 1 in every seed.\n\n"
                + recovery_markdown(recovery, labels), out / "recovery.md")
     count_identity = bool(cfg.report.count_identity)
-    t3 = table3(fronts, count_identity)
+    t3 = table3(fronts, count_identity, confidence)
     write_text(t3.to_csv(index=False), out / "table3.csv")
-    write_text(("P* composition by order, the identity θ = 0 included.\n\n" if count_identity else
-                "P* composition by order, the identity θ = 0 left out (the paper's convention).\n\n") + table3_markdown(t3),
+    write_text(("P* composition by order, the identity θ = 0 included" if count_identity else
+                "P* composition by order, the identity θ = 0 left out (the paper's convention)")
+               + "; |core| and |plausible|: the configurations on the front in ≥ 95% and ≥ 5% of 1,000 paired bootstrap "
+               "resamples of the test inputs (stability under resampling, not the probability of being on the true front)."
+               "\n\n" + table3_markdown(t3),
                out / "table3.md")
     monotonicity = pd.concat(monotone, ignore_index=True)
     write_text(monotonicity[["benchmark", "metric", *MONOTONICITY_COLUMNS]].to_csv(index=False, float_format="%.4g"), out / "monotonicity.csv")

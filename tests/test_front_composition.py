@@ -44,6 +44,24 @@ def test_table3_rows_and_markdown():
     assert "| digits | ssim | 3 | 2 | 1 | – |" in md and "| text | chrf | 2 | 1 | 0 | 1 |" in md
 
 
+def test_table3_gives_the_core_and_plausible_sizes_under_the_identity_convention():
+    import pandas as pd
+
+    from pipeline.front_composition import confidence_sets
+
+    table = pd.DataFrame({"a": [0, 1, 0, 2, 1], "b": [0, 0, 1, 1, 2], "set_ssim": ["core", "core", "plausible", "out", "plausible"]})
+    sets = confidence_sets(table, "digits", "ssim", ["a", "b"])
+    assert [list(x) for x in sets[("digits", "ssim")]] == [[0, 1], [0, 1, 1, 2]]
+    assert confidence_sets(table, "digits", "kid", ["a", "b"]) == {}
+    fronts = {("digits", "ssim"): ([0, 1, 1, 2], 2), ("text", "chrf"): ([0, 1], 2)}
+    left_out = table3(fronts, count_identity=False, confidence=sets)
+    assert list(left_out.columns[:5]) == ["benchmark", "metric", "size", "core", "plausible"]
+    assert left_out.iloc[0][["size", "core", "plausible"]].tolist() == [3, 1, 3] and left_out["core"].isna().iloc[1]
+    counted = table3(fronts, count_identity=True, confidence=sets)
+    assert counted.iloc[0][["size", "core", "plausible"]].tolist() == [4, 2, 4]
+    assert "| digits | ssim | 3 | 1 | 3 | 2 | 1 |" in table3_markdown(left_out)
+
+
 def test_an_order_outside_the_space_is_an_error():
     with pytest.raises(ValueError, match="orders must lie in 0..2"):
         front_composition([0, 3], 2, False)

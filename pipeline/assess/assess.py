@@ -83,9 +83,8 @@ def execute(run: Run, bench: Benchmark, settings: Settings, say: Say = print) ->
     hyper = {**({"stop_at_recall": settings.stop_at_recall} if "stop_at_recall" in accepts else {}),
              **dict(settings.hyperparameters or {})}
     run.store.parent.mkdir(parents=True, exist_ok=True)
-    with ResumeStore(run.store) as store:
-        evaluate = evaluator(run, store, executor=settings.executor, workers=min(settings.batch_size, settings.workers),
-                             submitit=settings.submitit)
+    with ResumeStore(run.store) as store, evaluator(run, store, executor=settings.executor, submitit=settings.submitit,
+                                                    workers=min(settings.batch_size, settings.workers)) as evaluate:
         traces = {m: search_metric(run, evaluate, m, method=settings.method, budget=budget, batch_size=settings.batch_size,
                                    seed=settings.seed, say=say, **hyper) for m in run.metrics}
         ranked = {m: rank_evaluated(t, run.space) for m, t in traces.items()}
@@ -109,15 +108,15 @@ def execute(run: Run, bench: Benchmark, settings: Settings, say: Say = print) ->
 def confidence(values: Mapping[tuple[int, ...], Mapping[str, Any]], seen: Sequence[tuple[int, ...]], bench: Benchmark,
                metric: str, task_metric: str, seed: int, resamples: int = 1000) -> pd.DataFrame | None:
     """Membership of the front among the evaluated configurations with confidence (issue 29): the paired,
-    label-stratified bootstrap of `pipeline.search.membership` over the inputs' outcomes, with ρ resampled where
+    label-stratified bootstrap of `pipeline.membership` over the inputs' outcomes, with ρ resampled where
     the metric is a mean of per-input values (SSIM, BERT-F1) and held fixed where it is a set statistic (chrF's
     corpus score, KID). One row per evaluated θ (in `seen`'s order): π, the interval of δ, core / plausible /
     out. None where the task metric is not accuracy (the outcome of an input is then not its correctness)."""
-    from pipeline.search.membership import bootstrap_membership
+    from pipeline.membership import bootstrap_membership
 
-    if task_metric != "accuracy" or not seen or "outcome" not in values[seen[0]]:
+    if task_metric != "accuracy" or not seen or "prediction" not in values[seen[0]]:
         return None
-    outcomes = np.array([values[t]["outcome"] for t in seen])
+    outcomes = (np.array([values[t]["prediction"] for t in seen]) == bench.labels).astype(float)
     clean = (np.asarray(bench.predict(bench.clean)) == bench.labels).astype(float)
     key = f"rho_{metric}_inputs"
     fidelity = np.array([values[t][key] if key in values[t] else values[t][f"rho_{metric}"] for t in seen])

@@ -75,13 +75,14 @@ def folders(name: str, outputs: Path, data: Path) -> dict[str, Path]:
 
 def run_from_spec(spec: Mapping[str, Any], name: str, outputs: Path, data: Path, assets: str) -> Run:
     """The run of a config spec, whose assets (`prepare`'s folder `data/runs/<name>/`) digest to `assets`."""
+    from pipeline.builders import build_benchmark
     from pipeline.groundtruth import table_fingerprint
     from pipeline.plugins import plugin_sources
 
     paths = folders(name, outputs, data)
     spec = {**dict(spec), "name": name}
     key = digest({"spec": spec, "data_dir": str(paths["data_dir"]), "per_input": True})
-    factory = partial(build_with_inputs, spec, paths["data_dir"])
+    factory = partial(build_benchmark, spec, paths["data_dir"], per_input=True)
     model, dataset = spec["model"], spec["dataset"]
     about = {"model": model.get("_target_") or model.get("name"), "model_name": model.get("name"),
              "data": dataset.get("_target_") or dataset.get("kind"), "modality": spec["modality"],
@@ -91,14 +92,6 @@ def run_from_spec(spec: Mapping[str, Any], name: str, outputs: Path, data: Path,
     return Run(name=name, space=Space(tuple(spec["perturbations"]), int(spec["levels"])), metrics=tuple(spec["fidelity"]),
                key=key, factory=factory, fingerprint=table_fingerprint({**spec, "per_input": True}, assets), about=about, **paths)
 
-
-def build_with_inputs(spec: Mapping[str, Any], data_dir: Path) -> Benchmark:
-    """The benchmark of a config spec (`pipeline.builders`) that also returns per-input values (`Benchmark.per_input`)."""
-    from pipeline.builders import build_benchmark
-
-    bench = build_benchmark(dict(spec), data_dir)
-    bench.per_input = True
-    return bench
 
 
 def perturbation_labels(perturbations: Sequence[str]) -> dict[str, str]:

@@ -147,7 +147,7 @@ def benchmark_section(outputs: Path, name: str, model: str | None, search: Mappi
             "figures": figures(outputs / "figures" / "groundtruth" / name, skip=("gallery_",)),
             "gallery": gallery(need(outputs / "groundtruth" / f"{name}.gallery.npz", "groundtruth")),
             "fronts": {str(r["metric"]): fmt(r["size"]) for _, r in t3.iterrows()},
-            "table2": table2_of(t2, name), "table3": frame_table(t3, {"size": "|P*|"}),
+            "table2": table2_of(t2, name), "table3": frame_table(t3, {"size": "|P*|", "core": "|core| (π ≥ 0.95)", "plausible": "|plausible| (π ≥ 0.05)"}),
             "recovery": recovery_of(rec, name, methods)}
 
 

@@ -39,9 +39,11 @@ def sibling(path: Path, suffix: str) -> Path:
 
 
 def final_paths(cfg) -> dict[str, Path]:
-    """The final ground-truth files (`pipeline.groundtruth.write_final`): table, summary and P* gallery."""
+    """The final ground-truth files (`pipeline.groundtruth.write_final`): table, summary, P* gallery and the
+    per-input outcomes (`pipeline.groundtruth_inputs`)."""
     table = table_path(cfg)
-    return {"table": table, "summary": sibling(table, ".summary.json"), "gallery": sibling(table, ".gallery.npz")}
+    return {"table": table, "summary": sibling(table, ".summary.json"), "gallery": sibling(table, ".gallery.npz"),
+            "inputs": sibling(table, ".inputs.parquet")}
 
 
 def timings_path(cfg, stage: str) -> Path:

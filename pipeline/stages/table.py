@@ -170,7 +170,7 @@ STAGES: list[Stage] = [
           deps=lambda cfg: [data_dir(cfg)], metrics=lambda cfg: [perturb_manifest(cfg)], suite=BENCHMARKS, code=BENCHMARK_CODE),
     Stage("groundtruth", "groundtruth", ("benchmark", "model", "fidelity", "device"), deps=lambda cfg: [data_dir(cfg)],
           after=lambda cfg: [perturb_manifest(cfg)],
-          outs=lambda cfg: [table_path(cfg), sibling(table_path(cfg), ".gallery.npz")],
+          outs=lambda cfg: [table_path(cfg), sibling(table_path(cfg), ".gallery.npz"), sibling(table_path(cfg), ".inputs.parquet")],
           metrics=lambda cfg: [sibling(table_path(cfg), ".summary.json")], suite=BENCHMARKS, code=BENCHMARK_CODE),
     Stage("figures_groundtruth", "plot_groundtruth", ("benchmark.name", "fidelity", "benchmark.perturbations", "report"),
           deps=lambda cfg: [table_path(cfg), sibling(table_path(cfg), ".gallery.npz")],

@@ -151,7 +151,7 @@ def test_the_script_runs_a_users_plugin_into_its_run_folder(tmp_path):
 
 
 def test_front_members_carry_their_membership_probability(run):
-    from pipeline.search.membership import bootstrap_membership
+    from pipeline.membership import bootstrap_membership
 
     result, folder, _ = run
     front = pd.read_csv(folder / "out" / "runs" / "reviews" / "front.csv")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pipeline.pareto import pareto_mask
-from pipeline.search.membership import _draw_counts, bootstrap_membership, exact_membership, front_margin, front_mask
+from pipeline.membership import _draw_counts, bootstrap_membership, exact_membership, front_margin, front_mask
 
 
 def brute_pi(outcomes: np.ndarray, clean: np.ndarray, fidelity: np.ndarray, strata: np.ndarray | None = None) -> np.ndarray:

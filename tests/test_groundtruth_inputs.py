@@ -1,0 +1,86 @@
+"""Per-input outcomes of the ground truth (issue 29): the file beside the table, its round trip to the table's
+values, resume and shard merge, and the bootstrap's units (an input for accuracy, a problem for robust pass)."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipeline.builders import build_benchmark, build_space
+from pipeline.groundtruth import evaluate_shard, merge_shards, read_shard, write_final
+from pipeline.groundtruth_inputs import unit_means, unit_outcomes
+from pipeline.membership import bootstrap_membership
+
+
+def final(raw, spec, folder, tiny_dir):
+    paths = {k: folder / f"tiny{s}" for k, s in (("table", ".parquet"), ("summary", ".summary.json"),
+                                                    ("gallery", ".gallery.npz"), ("inputs", ".inputs.parquet"))}
+    folder.mkdir(parents=True, exist_ok=True)
+    info = write_final(raw, build_benchmark(spec, tiny_dir, per_input=True), spec, **paths)
+    return info, pd.read_parquet(paths["table"]), paths["inputs"]
+
+
+@pytest.fixture(scope="module")
+def full(tiny, tmp_path_factory):
+    spec, tiny_dir = tiny
+    folder = tmp_path_factory.mktemp("full")
+    factory = functools.partial(build_benchmark, spec, tiny_dir, per_input=True)
+    raw, _, _ = evaluate_shard(factory, build_space(spec), folder / "store.sqlite", "fp", progress=False)
+    return (*final(raw, spec, folder / "out", tiny_dir), factory)
+
+
+def test_the_file_holds_every_input_of_every_theta_and_gives_back_the_table(tiny, full):
+    spec, tiny_dir = tiny
+    info, table, inputs_path = full[:3]
+    inputs = pd.read_parquet(inputs_path)
+    labels = build_benchmark(spec, tiny_dir).labels
+    n = len(labels)
+    assert list(inputs.columns) == ["theta", "input", "prediction", "rho_ssim"]  # KID: a set statistic, no column
+    assert len(inputs) == len(table) * n and inputs["rho_ssim"].dtype == np.float32
+    for t, rows in inputs.groupby("theta"):
+        row = table.iloc[t]
+        assert np.mean(rows["prediction"].to_numpy() == labels) == row["accuracy"]
+        assert rows["rho_ssim"].to_numpy(dtype=np.float64).mean() == row["rho_ssim"]  # exact: φ_SSIM is their mean
+    assert info["confidence"]["ssim"]["pareto"] == int(table["pareto_ssim"].sum())
+    assert ((table["pi_ssim"] >= 0.95) == (table["set_ssim"] == "core")).all()
+
+
+def test_a_resumed_run_and_merged_shards_write_the_same_bytes(tiny, full, tmp_path):
+    spec, tiny_dir = tiny
+    _, table, inputs_path, factory = full
+    space = build_space(spec)
+    # a run killed after part of Θ (shard 0 of 2 in the store), then resumed over all of it
+    evaluate_shard(factory, space, tmp_path / "resumed.sqlite", "fp", shard=0, num_shards=2, progress=False)
+    raw, _, stats = evaluate_shard(factory, space, tmp_path / "resumed.sqlite", "fp", progress=False)
+    assert 0 < stats["resumed"] < stats["configurations"]
+    _, resumed, resumed_inputs = final(raw, spec, tmp_path / "resumed", tiny_dir)
+    assert resumed_inputs.read_bytes() == inputs_path.read_bytes()
+    pd.testing.assert_frame_equal(resumed, table)
+    for i in range(2):
+        evaluate_shard(factory, space, tmp_path / f"s{i}.sqlite", "fp", shard=i, num_shards=2, progress=False)
+    merged = merge_shards(space, [read_shard(space, tmp_path / f"s{i}.sqlite", "fp", i, 2) for i in range(2)])
+    _, _, merged_inputs = final(merged, spec, tmp_path / "merged", tiny_dir)
+    assert merged_inputs.read_bytes() == inputs_path.read_bytes()
+
+
+def test_units_are_inputs_for_accuracy_and_problems_for_robust_pass():
+    rng = np.random.default_rng(3)
+    labels = np.repeat(np.arange(4), 3)  # code: 4 problems, 3 variants each
+    passes = rng.integers(0, 2, (5, 12))
+    outcomes, unit, strata = unit_outcomes(passes, labels, "robust_pass")
+    by_pandas = pd.DataFrame(passes.T).groupby(labels).min().T.to_numpy()  # a problem passes if every variant does
+    np.testing.assert_array_equal(outcomes, by_pandas)
+    assert strata is None and (unit == labels).all()
+    values = rng.random((5, 12))
+    np.testing.assert_allclose(unit_means(values, unit), pd.DataFrame(values.T).groupby(labels).mean().T.to_numpy())
+    classes = rng.integers(0, 3, 12)
+    predictions = rng.integers(0, 3, (5, 12))
+    acc, unit, strata = unit_outcomes(predictions, classes, "accuracy")
+    np.testing.assert_array_equal(acc, predictions == classes)
+    assert (strata == classes).all() and (unit == np.arange(12)).all()
+    frame = bootstrap_membership(outcomes, outcomes[0], unit_means(values, np.arange(4).repeat(3)), B=200, seed=1)
+    assert len(frame) == 5 and frame["pi"].between(0, 1).all()
+    with pytest.raises(ValueError, match="no per-input outcome"):
+        unit_outcomes(passes, labels, "f1")

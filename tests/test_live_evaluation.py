@@ -1,0 +1,41 @@
+"""The live evaluator's worker processes: values equal a direct evaluation, the pool lives across rounds and ends
+with `close`, a worker's rejected input reaches the caller as the same one-line error."""
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from pipeline.config.errors import ConfigError
+from pipeline.live_evaluation import LiveEvaluator
+from pipeline.store import ResumeStore
+from tests.synthetic import make_benchmark
+
+THETAS = [(0, 0), (1, 2), (3, 1), (2, 2)]
+
+
+def refuse() -> None:
+    raise ConfigError("benchmark.dataset.path", "/nowhere.csv", "an existing CSV file")
+
+
+def test_worker_processes_give_the_direct_values_and_live_across_rounds(tmp_path):
+    factory = functools.partial(make_benchmark, 30, 4)
+    direct = make_benchmark(30, 4)
+    with ResumeStore(tmp_path / "store.sqlite") as store, \
+            LiveEvaluator(factory, "synthetic", store, "fp", executor="processes", workers=2) as evaluate:
+        values = evaluate(THETAS[:2])
+        pool = evaluate._pool
+        values += evaluate(THETAS[2:])
+        assert evaluate._pool is pool and pool is not None  # one pool for every round
+        assert evaluate.evaluated == 4 and evaluate(THETAS) == values  # the second time from the store
+    assert evaluate._pool is None
+    for theta, got in zip(THETAS, values):
+        want = direct.evaluate(theta)
+        assert {k: got[k] for k in ("psi", "delta", "rho_negmse")} == {k: want[k] for k in ("psi", "delta", "rho_negmse")}
+
+
+def test_a_workers_error_arrives_whole(tmp_path):
+    with ResumeStore(tmp_path / "store.sqlite") as store, \
+            LiveEvaluator(refuse, "refuse", store, "fp", executor="processes", workers=2) as evaluate:
+        with pytest.raises(ConfigError, match=r"^benchmark.dataset.path: '/nowhere.csv' — an existing CSV file$"):
+            evaluate(THETAS)
