@@ -83,7 +83,17 @@ class Perturbation(Protocol):
 
 @runtime_checkable
 class FidelityMetric(Protocol):
-    """φ (TestNav Eq. 2), built on the clean inputs D: higher = closer to D."""
+    """φ (TestNav Eq. 2), built on the clean inputs D: higher = closer to D.
+
+    Optional, per input (issue 29; not part of the runtime check): an attribute `aggregate` that says how φ
+    relates to the inputs, and with it `per_input(perturbed) -> np.ndarray`, one finite value per scored
+    input (all n unless the metric has a `scored` index of input positions):
+    * "mean": φ is the mean of `per_input` (SSIM, BERT-F1);
+    * "statistics": φ is `from_statistics(total)` of the sum of `per_input_statistics(perturbed)`, an (n, k)
+      array, so a resample with input multiplicities w scores `from_statistics(w @ statistics)` (chrF's
+      n-gram counts); `per_input` is then for display;
+    * "set", or no `aggregate`: a set statistic (KID) with no per-input value, held fixed when inputs are
+      resampled."""
 
     def __call__(self, perturbed: Any) -> float:
         """φ(T_θ(D), D)."""

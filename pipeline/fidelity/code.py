@@ -21,6 +21,12 @@ function of the token ids (`pipeline.models.text_encoder`), so `CodeBERTScoreFid
 distinct token sequence: every configuration that differs from an earlier one only in the newline level
 (blank lines), or only in character case where whitespace is off, reuses its encodings exactly. In the
 lexicographic order of the ground truth this is 5 of every 6 configurations.
+
+Per input (issue 29; `pipeline.fidelity.text`): both metrics give their per-input values (`per_input`,
+and chrF's `per_input_statistics`) for the scored rows only, indexed by `scored`; with k = 1 that is one
+value per problem, in problem order, the unit a bootstrap over problems resamples (with k > 1, a problem's
+k rows are averaged, or their chrF statistics summed). `CodeBERTScoreFidelity.per_input` equals
+`BERTScoreFidelity.per_input` value for value: a reused encoding is the encoding of the same token ids.
 """
 from __future__ import annotations
 

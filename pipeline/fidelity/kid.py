@@ -25,7 +25,13 @@ class KIDFidelity:
     torchmetrics draws its subsets with the global torch RNG; it is seeded with `seed` before every
     compute so that a configuration's value does not depend on evaluation order. When the subset size
     covers the whole clean set, every subset is a permutation of the full set and the unbiased MMD
-    estimate is the same for each, so one subset is computed instead of `subsets` identical ones."""
+    estimate is the same for each, so one subset is computed instead of `subsets` identical ones.
+
+    A set statistic (`aggregate = "set"`): the unbiased MMD² sums kernel values over pairs of images of
+    the two sets, so no per-input value adds up to it and there is no `per_input` (issue 29). A paired
+    bootstrap over the inputs holds each configuration's KID fixed (`pipeline.membership`)."""
+
+    aggregate = "set"
 
     def __init__(self, clean: np.ndarray, feature: nn.Module, subset_size: int = 1000, subsets: int = 100,
                  seed: int = 0, batch_size: int = 512, device: str | torch.device = "cpu") -> None:

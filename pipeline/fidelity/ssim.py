@@ -6,7 +6,13 @@ Gaussian window applied separably, as two small matrix products that fold in the
 torchmetrics convolves with the dense 11x11 window, which made SSIM the largest cost of the exhaustive
 ground truth (1,296 configurations x the whole test set); the separable form is the same filter, and a
 test checks it against torchmetrics. On a `device` (`pipeline.device`) each batch pair and the two window
-matrices are moved there, and the per-image values come back to the CPU for the float64 sum.
+matrices are moved there, and the per-image values come back to the CPU for the float64 mean.
+
+Per input (issue 29): `SSIMFidelity.per_input` is the per-image SSIM (float32 values held as float64), and
+φ_SSIM is exactly its mean, `float(per_input(x).mean())`. Before the per-input values were kept, the mean
+was summed batch by batch; both orders give the same bits whenever every partial sum of the float32 values
+is exact in float64, which holds when no image's |SSIM| is nonzero and below n·2^-29 (6.7e-7 for the 360
+digits; their smallest is above 0.1): the same bits on every configuration of the digits benchmark.
 """
 from __future__ import annotations
 
@@ -56,22 +62,36 @@ def ssim_per_image(preds: torch.Tensor, target: torch.Tensor, data_range: float 
 
 
 @torch.no_grad()
-def mean_ssim(clean: np.ndarray, perturbed: np.ndarray, batch_size: int = 512, device: str | torch.device = "cpu") -> float:
-    """Mean per-image SSIM over paired uint8 image stacks (data range [0, 1]), computed on `device`."""
+def ssim_values(clean: np.ndarray, perturbed: np.ndarray, batch_size: int = 512, device: str | torch.device = "cpu") -> np.ndarray:
+    """Per-image SSIM (n,) float64 of paired uint8 image stacks (data range [0, 1]), computed on `device`."""
     if clean.shape != perturbed.shape:
         raise ValueError(f"clean {clean.shape} and perturbed {perturbed.shape} image stacks differ in shape")
-    total = 0.0
+    parts = []
     for s in range(0, len(clean), batch_size):
         pair = (to_tensor(x[s : s + batch_size]).to(device) for x in (perturbed, clean))
-        total += float(ssim_per_image(*pair).cpu().double().sum())
-    return total / len(clean)
+        parts.append(ssim_per_image(*pair).cpu().double().numpy())
+    return np.concatenate(parts)
+
+
+def mean_ssim(clean: np.ndarray, perturbed: np.ndarray, batch_size: int = 512, device: str | torch.device = "cpu") -> float:
+    """Mean per-image SSIM over paired uint8 image stacks (data range [0, 1]), computed on `device`."""
+    return float(ssim_values(clean, perturbed, batch_size, device).mean())
 
 
 class SSIMFidelity:
-    """φ_SSIM(T_θ, D) for a fixed clean set D, in batches of `batch_size` image pairs on `device`."""
+    """φ_SSIM(T_θ, D) for a fixed clean set D, in batches of `batch_size` image pairs on `device`.
+
+    Per input: `per_input(x)` is the SSIM of each image against its clean original, and φ_SSIM is exactly
+    its mean (`aggregate = "mean"`): take the mean of `per_input` to have both from one pass."""
+
+    aggregate = "mean"
 
     def __init__(self, clean: np.ndarray, batch_size: int = 512, device: str | torch.device = "cpu") -> None:
         self.clean, self.batch_size, self.device = clean, int(batch_size), device
+
+    def per_input(self, perturbed: np.ndarray) -> np.ndarray:
+        """SSIM of each perturbed image against its clean original, shape (n,), float64."""
+        return ssim_values(self.clean, perturbed, self.batch_size, self.device)
 
     def __call__(self, perturbed: np.ndarray) -> float:
         return mean_ssim(self.clean, perturbed, self.batch_size, self.device)

@@ -31,20 +31,28 @@ agree to 1e-6. (torchmetrics' own batched computation misaligns pairs of differe
 Sequence pairs (QQP): both metrics read a set of question pairs as the 2N questions of its two sides, each
 perturbed question against its clean original (`pipeline.text_pairs.sides`); `rows` still index inputs
 (pairs). On QQP, BERT-F1 uses the same shipped MiniLM encoder, not the paper's RoBERTa-base.
+
+Per input (issue 29). Both metrics give one value per scored input, in the order of `scored` (the input
+positions `rows` picks, all n when `rows` is None; rows not scored have no value and take no part in φ):
+- BERT-F1: `per_input` is the BERTScore F1 of each text (of a pair: the mean of its two questions'), and
+  φ_BERT-F1 is its mean (`aggregate = "mean"`): bit for bit on single texts, to float rounding on pairs,
+  where φ stays the mean over the 2N questions.
+- chrF: corpus chrF is not a mean of sentence scores, so the per-input quantity is chrF's sufficient
+  statistics, `per_input_statistics` (SacreBLEU's integer [hypothesis, reference, match] n-gram counts
+  per order; a pair's two questions summed): φ_chrF = `from_statistics(stats.sum(0))` exactly, and a
+  resample of the inputs with multiplicities w scores `from_statistics(w @ stats)`, its corpus chrF
+  (`aggregate = "statistics"`; `chrf_from_statistics` is the same function without the metric object). `per_input` is each input's own chrF (sentence chrF), for display: its
+  mean is not φ_chrF.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
 
-from pipeline.models.text_encoder import (
-    MAX_LENGTH,
-    Encoding,
-    TextEncoder,
-    default_encoder,
-)
+from pipeline.models.text_encoder import MAX_LENGTH, Encoding, TextEncoder, default_encoder
 from pipeline.text_pairs import sides
 
 
@@ -62,11 +70,41 @@ def _rows(rows: Sequence[int] | None, n: int) -> list[int] | None:
     return rows
 
 
+def _scored_texts(perturbed: Sequence[Any], n: int, rows: list[int] | None) -> list[str]:
+    """The perturbed texts a metric compares: the `rows` picked (all when None), pairs read as their sides."""
+    perturbed = list(perturbed)
+    if len(perturbed) != n:
+        raise ValueError(f"perturbed set has {len(perturbed)} texts for {n} clean texts")
+    return sides(perturbed if rows is None else [perturbed[i] for i in rows])
+
+
+def chrf_from_statistics(statistics: np.ndarray, *, beta: int = 2) -> float | np.ndarray:
+    """chrF (0-100) of summed chrF statistics, SacreBLEU's own F-score of its [hypothesis, reference, match]
+    n-gram counts per order (3 per order; order = char_order + word_order): a (k,) sum gives a float, a
+    (K, k) array one chrF per row (e.g. K bootstrap resamples, or each input's own for sentence chrF)."""
+    from sacrebleu.metrics import CHRF
+
+    statistics = np.asarray(statistics)
+    k = statistics.shape[-1]
+    if statistics.ndim not in (1, 2) or k == 0 or k % 3:
+        raise ValueError(f"chrF statistics hold 3 counts per n-gram order, shape (k,) or (K, k); got {statistics.shape}")
+    metric = CHRF(char_order=k // 3, word_order=0, beta=beta)  # the F-score reads only order and beta
+    if statistics.ndim == 1:
+        return float(metric._compute_score_from_stats(statistics.tolist()).score)
+    return np.array([metric._compute_score_from_stats(row).score for row in statistics.tolist()], dtype=np.float64)
+
+
 class ChrFFidelity:
     """φ_chrF(T_θ, D): corpus-level chrF (SacreBLEU, 0-100) of the perturbed texts against the clean ones.
 
     rows: score only these positions of the input set (e.g. one of the five variants per problem of the
-    code benchmarks' replicated set, so that the perturbed set has one text per clean input); None = all."""
+    code benchmarks' replicated set, so that the perturbed set has one text per clean input); None = all.
+    `scored` holds the positions scored, the index of `per_input` and `per_input_statistics`.
+
+    Per input (module docstring): φ_chrF = `from_statistics(per_input_statistics(x).sum(0))` exactly;
+    `per_input` is sentence chrF, for display (its mean is not φ_chrF)."""
+
+    aggregate = "statistics"
 
     def __init__(self, clean: Sequence[str], *, char_order: int = 6, word_order: int = 0, beta: int = 2,
                  whitespace: bool = False, rows: Sequence[int] | None = None) -> None:
@@ -77,16 +115,30 @@ class ChrFFidelity:
             raise ValueError("chrF needs a non-empty clean set")
         self.rows = _rows(rows, self.n)
         self.clean = sides(list(clean) if self.rows is None else [clean[i] for i in self.rows])
+        self.scored = np.arange(self.n) if self.rows is None else np.array(self.rows)
         self.metric = CHRF(char_order=char_order, word_order=word_order, beta=beta, whitespace=whitespace,
                            references=[self.clean])
 
+    def per_input_statistics(self, perturbed: Sequence[str]) -> np.ndarray:
+        """chrF's sufficient statistics of each scored input, (len(scored), 3 · order) int64: SacreBLEU's
+        [hypothesis, reference, match] character (then word) n-gram counts per order, a pair's sides summed."""
+        texts = _scored_texts(perturbed, self.n, self.rows)
+        self.metric._check_corpus_score_args(texts, None)
+        stats = np.array(self.metric._extract_corpus_statistics(texts, None), dtype=np.int64)
+        return stats.reshape(len(self.scored), -1, stats.shape[1]).sum(axis=1)  # a pair's two sides summed
+
+    def from_statistics(self, statistics: np.ndarray) -> float | np.ndarray:
+        """chrF of summed `per_input_statistics` (a (K, k) array: of each row), `chrf_from_statistics` at
+        this metric's β: a resample with input multiplicities w scores `from_statistics(w @ statistics)`."""
+        return chrf_from_statistics(statistics, beta=self.metric.beta)
+
+    def per_input(self, perturbed: Sequence[str]) -> np.ndarray:
+        """Sentence chrF (0-100) of each scored input against its clean original, (len(scored),) float64;
+        for display: corpus chrF is computed from the summed statistics, not as a mean of these."""
+        return self.from_statistics(self.per_input_statistics(perturbed))
+
     def __call__(self, perturbed: Sequence[str]) -> float:
-        perturbed = list(perturbed)
-        if len(perturbed) != self.n:
-            raise ValueError(f"perturbed set has {len(perturbed)} texts for {self.n} clean texts")
-        if self.rows is not None:
-            perturbed = [perturbed[i] for i in self.rows]
-        return float(self.metric.corpus_score(sides(perturbed), None).score)
+        return self.from_statistics(self.per_input_statistics(perturbed).sum(axis=0))
 
 
 def bert_f1_pair(candidate: Encoding, reference: Encoding) -> float:
@@ -113,13 +165,17 @@ def bert_f1_scores(encoder: TextEncoder, clean: Sequence[str], perturbed: Sequen
 class BERTScoreFidelity:
     """φ_BERT-F1(T_θ, D): mean BERTScore F1 of each perturbed text against its clean original.
 
-    rows: score only these positions of the input set (see `ChrFFidelity`); None = all."""
+    rows: score only these positions of the input set (see `ChrFFidelity`); None = all. `scored` holds the
+    positions scored, the index of `per_input`, whose mean φ_BERT-F1 is (module docstring)."""
+
+    aggregate = "mean"
 
     def __init__(self, clean: Sequence[str], encoder: TextEncoder | None = None, *, rows: Sequence[int] | None = None) -> None:
         self.n = len(clean)
         if not self.n:
             raise ValueError("BERT-F1 needs a non-empty clean set")
         self.rows = _rows(rows, self.n)
+        self.scored = np.arange(self.n) if self.rows is None else np.array(self.rows)
         self.clean = sides(list(clean) if self.rows is None else [clean[i] for i in self.rows])
         self.encoder = encoder or default_encoder()
         self._reference = self.encoder.encode(self.clean)  # kept here, whatever the encoder's cache evicts
@@ -130,13 +186,15 @@ class BERTScoreFidelity:
         return texts
 
     def scores(self, perturbed: Sequence[str]) -> np.ndarray:
-        perturbed = list(perturbed)
-        if len(perturbed) != self.n:
-            raise ValueError(f"perturbed set has {len(perturbed)} texts for {self.n} clean texts")
-        if self.rows is not None:
-            perturbed = [perturbed[i] for i in self.rows]
-        texts = self._encodable(sides(perturbed))
-        return np.array([bert_f1_pair(c, r) for c, r in zip(self.encoder.encode(texts), self._reference)])
+        """BERTScore F1 of each compared text (a pair's two questions apart), float64."""
+        texts = self._encodable(_scored_texts(perturbed, self.n, self.rows))
+        return np.array([bert_f1_pair(c, r) for c, r in zip(self.encoder.encode(texts), self._reference)], dtype=np.float64)
+
+    def per_input(self, perturbed: Sequence[str]) -> np.ndarray:
+        """BERTScore F1 of each scored input, (len(scored),) float64: a text's own, a pair's mean over its two
+        questions. φ_BERT-F1 is its mean: exactly on single texts, to float rounding on pairs."""
+        scores = self.scores(perturbed)
+        return scores if len(scores) == len(self.scored) else scores.reshape(len(self.scored), -1).mean(axis=1)
 
     def __call__(self, perturbed: Sequence[str]) -> float:
         return float(self.scores(perturbed).mean())

@@ -18,12 +18,25 @@ METRIC_LABELS = {"ssim": "SSIM", "kid": "KID (negated)", "chrf": "chrF", "bert_f
 
 def plot_pareto_fronts(table: pd.DataFrame, metrics: Sequence[str], n_dims: int, benchmark: str, count_identity: bool = False) -> plt.Figure:
     """One panel per fidelity metric: every θ in grey, P* highlighted, |P*| and counts by order (Fig. 1),
-    under Table 3's convention on the identity (`pipeline.front_composition`)."""
+    under Table 3's convention on the identity (`pipeline.front_composition`); where the table has the
+    bootstrap's columns (`pipeline.groundtruth_inputs`), each member's 95% interval of δ, and the core filled."""
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.8), squeeze=False)
     for ax, m in zip(axes[0], metrics):
         front = table[table[f"pareto_{m}"]].sort_values(f"rho_{m}_norm")
         ax.scatter(table[f"rho_{m}_norm"], table["delta_norm"], s=6, c="0.75", label="Θ")
-        ax.plot(front[f"rho_{m}_norm"], front["delta_norm"], "-o", c="teal", ms=4, lw=1, label="P*")
+        ax.plot(front[f"rho_{m}_norm"], front["delta_norm"], "-", c="teal", lw=1)
+        if f"set_{m}" in table:  # issue 29: δ's 95% interval, the core filled, the rest of P* hollow
+            span = table["delta"].max() - table["delta"].min() or 1.0
+            low, high = ((front["delta"] - front[c]) / span for c in ("delta_lo", "delta_hi"))
+            ax.errorbar(front[f"rho_{m}_norm"], front["delta_norm"], yerr=[low.clip(lower=0), (-high).clip(lower=0)], fmt="none",
+                        ecolor="teal", elinewidth=0.6, alpha=0.6)
+            core = front[f"set_{m}"] == "core"
+            ax.plot(front.loc[core, f"rho_{m}_norm"], front.loc[core, "delta_norm"], "o", c="teal", ms=4,
+                    label=f"P*, core (π ≥ 0.95): {int(core.sum())}")
+            ax.plot(front.loc[~core, f"rho_{m}_norm"], front.loc[~core, "delta_norm"], "o", mfc="white", c="teal", ms=4,
+                    label=f"P*, π < 0.95: {int((~core).sum())}")
+        else:
+            ax.plot(front[f"rho_{m}_norm"], front["delta_norm"], "o", c="teal", ms=4, label="P*")
         ax.set_xlabel(f"fidelity ρ ({METRIC_LABELS.get(m, m)}, normalised)")
         ax.set_ylabel("degradation δ (normalised)")
         label = composition_label(front_composition(front["order"], n_dims, count_identity), n_dims, count_identity)
