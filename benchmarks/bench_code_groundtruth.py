@@ -59,7 +59,7 @@ def main() -> None:
         t0 = time.perf_counter()
         bench = build_benchmark(spec, tmp)
         t_build = time.perf_counter() - t0
-    predictor = bench.predict.__self__.predictor  # the RobustPassPredictor of the model under test (pipeline.code.assets)
+    predictor = bench.predict.model.predictor  # the RobustPassPredictor of the model under test (pipeline.code.assets)
     originals = dict(bench.fidelity)
     timed = {}
     for name, phi in list(bench.fidelity.items()):

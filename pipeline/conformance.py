@@ -63,12 +63,17 @@ def check_model_output(output: Any, n_inputs: int, labels: np.ndarray, key: str,
 
 def checked_predictions(model: Any, labels: np.ndarray, key: str, value: Any) -> Callable[[Any], np.ndarray]:
     """The model's predictions, what ψ compares with the labels: `predict` where it has one, else the argmax of
-    `predict_proba`; every output checked by `check_model_output` (the first is the clean test set's)."""
+    `predict_proba`; every output checked by `check_model_output` (the first is the clean test set's). The
+    function's `model` attribute is the model."""
     labels = np.asarray(labels)
     if callable(getattr(model, "predict", None)):
-        return lambda inputs: check_model_output(model.predict(inputs), len(inputs), labels, key, value, "predict")
-    return lambda inputs: check_model_output(model.predict_proba(inputs), len(inputs), labels, key, value,
-                                             "predict_proba").argmax(1)
+        def predict(inputs: Any) -> np.ndarray:
+            return check_model_output(model.predict(inputs), len(inputs), labels, key, value, "predict")
+    else:
+        def predict(inputs: Any) -> np.ndarray:
+            return check_model_output(model.predict_proba(inputs), len(inputs), labels, key, value, "predict_proba").argmax(1)
+    predict.model = model  # the model behind the predictions (a benchmark script reads its caches)
+    return predict
 
 
 def _fits_format(clean: Any, need: ImageInputs) -> bool:
