@@ -162,3 +162,16 @@ def sources_digest(paths: Iterable[Path]) -> str:
         top = next((p for p in path.parents if not (p / "__init__.py").is_file()), path.parent)
         h.update(str(path.relative_to(top)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
+
+
+def inputs_digest(inputs: Any, labels: Any) -> str:
+    """sha256 of a clean test set and its labels: an image stack by its shape, dtype and bytes, texts (or pairs) by
+    their JSON; what names a data set read where it lies (`pipeline.preparation.record_test_set`, a user's run)."""
+    import numpy as np
+
+    h = hashlib.sha256(np.asarray(labels, dtype=np.int64).tobytes())
+    if isinstance(inputs, np.ndarray):
+        h.update(str((inputs.shape, inputs.dtype.str)).encode() + np.ascontiguousarray(inputs).tobytes())
+    else:
+        h.update(json.dumps([list(x) if isinstance(x, tuple) else x for x in inputs]).encode())
+    return h.hexdigest()

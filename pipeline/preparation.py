@@ -157,21 +157,15 @@ def record_test_set(spec: Spec, data_dir: str | Path) -> dict[str, float]:
     """A data set read where it lies (an image folder, a text file, a user's plug-in): the size and sha256 of
     its clean test set D in `data_dir/test_set.json`, so that the prepared folder, and with it every resume
     key that names the assets (`asset_digest`), changes when the data do."""
-    import hashlib
-    import json
-
+    from pipeline.fingerprint import inputs_digest
     from pipeline.plugins import build
 
     data_dir = Path(data_dir)
     inputs, labels = build(spec["dataset"], "benchmark.dataset", data_dir=data_dir, device=spec["model"].get("device", "cpu"),
                            batch_size=int(spec.get("batch_size", 512))).test_set()
     labels = np.asarray(labels, dtype=np.int64)
-    digest = hashlib.sha256(labels.tobytes())
-    if isinstance(inputs, np.ndarray):
-        digest.update(str((inputs.shape, inputs.dtype.str)).encode() + np.ascontiguousarray(inputs).tobytes())
-    else:
-        digest.update(json.dumps([list(x) if isinstance(x, tuple) else x for x in inputs]).encode())
-    record = {"n_test": len(labels), "n_classes": int(labels.max()) + 1 if len(labels) else 0, "sha256": digest.hexdigest()}
+    record = {"n_test": len(labels), "n_classes": int(labels.max()) + 1 if len(labels) else 0,
+              "sha256": inputs_digest(inputs, labels)}
     write_json(record, data_dir / "test_set.json")
     return {"n_test": record["n_test"], "n_classes": record["n_classes"]}
 

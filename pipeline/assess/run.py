@@ -18,7 +18,6 @@ A run writes only under `outputs/runs/<name>/` and `data/runs/<name>/` (its stor
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ import numpy as np
 
 from pipeline.benchmark import Benchmark
 from pipeline.config.errors import ConfigError
-from pipeline.fingerprint import digest, stage_fingerprint
+from pipeline.fingerprint import digest, inputs_digest, stage_fingerprint
 from pipeline.live_evaluation import BenchmarkFactory
 from pipeline.space import Space
 
@@ -105,16 +104,6 @@ def perturbation_labels(perturbations: Sequence[str]) -> dict[str, str]:
 def _label(obj: Any) -> str:
     cls = type(obj)
     return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def inputs_digest(inputs: Any, labels: np.ndarray) -> str:
-    """sha256 of a clean test set and its labels (an image stack by its bytes, texts by their JSON)."""
-    h = hashlib.sha256(np.asarray(labels, dtype=np.int64).tobytes())
-    if isinstance(inputs, np.ndarray):
-        h.update(str((inputs.shape, inputs.dtype.str)).encode() + np.ascontiguousarray(inputs).tobytes())
-    else:
-        h.update(json.dumps([list(x) if isinstance(x, tuple) else x for x in inputs]).encode())
-    return h.hexdigest()
 
 
 def build_object_benchmark(model: Any, inputs: Any, labels: np.ndarray, spec: Mapping[str, Any], data_dir: Path) -> Benchmark:

@@ -13,28 +13,17 @@ from torchmetrics.functional.image import structural_similarity_index_measure
 from pipeline.code.robust_pass import replicate
 from pipeline.data.digits import load_digits_splits
 from pipeline.data.humaneval import load_humaneval
-from pipeline.data.text_corpus import load_text_splits
 from pipeline.fidelity.code import CodeBERTScoreFidelity, code_chrf, variant_rows
 from pipeline.fidelity.kid import KIDFidelity
 from pipeline.fidelity.ssim import SSIMFidelity, ssim_per_image
 from pipeline.fidelity.text import BERTScoreFidelity, ChrFFidelity, bert_f1_scores, chrf_from_statistics
 from pipeline.models.cnn import to_tensor
-from pipeline.models.text_encoder import TextEncoder, default_encoder
+from pipeline.models.text_encoder import TextEncoder
 from pipeline.perturb import code, text
 from pipeline.perturb.compose import compose
 from pipeline.perturb.registry import get_perturbation
 
 FAMILIES = ["butterfingers", "char_case", "whitespace", "newline"]
-
-
-@pytest.fixture(scope="module")
-def clean() -> list[str]:
-    return load_text_splits(seed=0, test_size=20)["test"][0]
-
-
-@pytest.fixture(scope="module")
-def encoder() -> TextEncoder:
-    return default_encoder()
 
 
 @pytest.fixture(scope="module")

@@ -8,20 +8,9 @@ import pytest
 import sacrebleu
 
 from pipeline.data.humaneval import load_humaneval
-from pipeline.data.text_corpus import load_text_splits
 from pipeline.fidelity.text import BERTScoreFidelity, ChrFFidelity, bert_f1_scores, torchmetrics_bert_f1
-from pipeline.models.text_encoder import TextEncoder, default_encoder, minilm_path
+from pipeline.models.text_encoder import TextEncoder, minilm_path
 from pipeline.perturb import code, text
-
-
-@pytest.fixture(scope="module")
-def clean() -> list[str]:
-    return load_text_splits(seed=0, test_size=20)["test"][0]
-
-
-@pytest.fixture(scope="module")
-def encoder() -> TextEncoder:
-    return default_encoder()
 
 
 def _typos(texts: list[str], level: int) -> list[str]:
