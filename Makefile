@@ -4,7 +4,7 @@ BIN := $(abspath $(VENV))/bin
 export PATH := $(BIN):$(PATH)
 STAMP := $(VENV)/.installed
 
-.PHONY: help report-check env params repro test test-slow figures figures-screening benchmarks clean-env dvc.yaml lock llm
+.PHONY: help report-check env params repro profile test test-slow figures figures-screening benchmarks clean-env dvc.yaml lock llm
 
 WORDNET := /usr/share/wordnet/index.sense
 # Debian's fortunes in the eight languages of the worked example examples/langid/ (its test set; langid_example/data.py)
@@ -46,6 +46,10 @@ repro: env  ## run the whole pipeline (dvc repro) on params.yaml
 test: env  ## the fast test tier (what CI runs), after the layer contracts of pyproject.toml
 	lint-imports --no-cache
 	python -m pytest -q -n 2
+
+profile: env  ## wall time of each dvc repro stage (PROFILE_ARGS=--force: all of them) and the 30 slowest tests
+	python scripts/profile_repro.py $(PROFILE_ARGS)
+	python -m pytest -q -n 2 --durations=30
 
 test-slow: env  ## the slow tier (pytest -m slow): larger end-to-end runs
 	python -m pytest -q -m slow

@@ -1,7 +1,8 @@
 """Figures 2, 3 and 4 of TestNav from the search traces: Recall@P* against unique configurations (top)
-and budget (bottom), one column per benchmark–metric pair that has traces of the figure's methods.
+and budget (bottom), one column per benchmark–metric pair that has traces of the figure's methods; and
+Figure 2's methods against the core of the front (Recall@core, where the tables have one).
 
-    python scripts/plot_recall.py      # outputs/figures/search_{recall,single_objective,adequacy}.png
+    python scripts/plot_recall.py      # outputs/figures/search_{recall,single_objective,adequacy,recall_core}.png
 """
 from __future__ import annotations
 
@@ -31,6 +32,13 @@ def main(cfg) -> None:
             continue
         fig = plot_recall(panels, methods, labels)
         print(f"wrote {save_png(fig, figures_dir(cfg) / filename)}")
+    methods = [m for m in cfg.search.table2_methods if any(m in traces for *_, traces in pairs)]
+    panels = [recall_panel(f"{name} · {metric} (|core| = {problem.core.sum()})", {m: [t for _, t in traces[m]] for m in methods},
+                           problem.core, problem.space)
+              for name, metric, problem, traces in pairs
+              if problem.core is not None and problem.core.any() and all(m in traces for m in methods)]
+    if panels:
+        print(f"wrote {save_png(plot_recall(panels, methods, labels, target='core'), figures_dir(cfg) / 'search_recall_core.png')}")
 
 
 if __name__ == "__main__":

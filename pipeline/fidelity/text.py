@@ -185,6 +185,13 @@ class BERTScoreFidelity:
         texts that encode identically)."""
         return texts
 
+    def prefetch(self, perturbed_sets: Sequence[Sequence[str]]) -> None:
+        """Encode the compared texts of several perturbed sets in one call, into the encoder's cache, where
+        `scores` (and a text model on the same encoder) then find them. The encoder batches texts of equal token
+        length only, so one set's texts mostly go through one at a time, many sets' fill its batches; a text's
+        encoding does not depend on its batch (`pipeline.models.text_encoder`), so values are unchanged."""
+        self.encoder.encode([t for p in perturbed_sets for t in self._encodable(_scored_texts(p, self.n, self.rows))])
+
     def scores(self, perturbed: Sequence[str]) -> np.ndarray:
         """BERTScore F1 of each compared text (a pair's two questions apart), float64."""
         texts = self._encodable(_scored_texts(perturbed, self.n, self.rows))

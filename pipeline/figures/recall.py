@@ -1,4 +1,5 @@
-"""Recall@P* curves of search runs (TestNav Figures 2 and 3), rendered from traces only.
+"""Recall@P* curves of search runs (TestNav Figures 2 and 3), rendered from traces only; the same against the
+core of the front (the configurations on it in ≥ 95% of the paired bootstrap resamples, `pipeline.membership`).
 
 One column per benchmark–metric pair; the top row plots recall against unique configurations u, the
 bottom row against consumed budget b; each method is its mean over seeds with a ±1 standard deviation
@@ -67,8 +68,9 @@ def _draw(ax, curves: np.ndarray, stop: int, color, label: str) -> None:
 
 
 def plot_recall(panels: Sequence[RecallPanel], methods: Sequence[str], labels: Mapping[str, str] | None = None,
-                reference: str = "testnav") -> Figure:
-    """Figure 2 (or 3) for `methods`, in that order, over `panels` (one column each)."""
+                reference: str = "testnav", target: str = "P*") -> Figure:
+    """Figure 2 (or 3) for `methods`, in that order, over `panels` (one column each); `target` names the set
+    the panels' recall counts (P*, or the core when they were made with the core as `pareto`)."""
     if not panels:
         raise ValueError("no panels to plot")
     labels = dict(labels or {})
@@ -93,7 +95,7 @@ def plot_recall(panels: Sequence[RecallPanel], methods: Sequence[str], labels: M
             ax.set_ylim(0, 1.02)
             ax.grid(alpha=0.3)
         if col == 0:
-            top.set_ylabel("Recall@P*")
-            bottom.set_ylabel("Recall@P*")
+            top.set_ylabel(f"Recall@{target}")
+            bottom.set_ylabel(f"Recall@{target}")
     axes[0, 0].legend(fontsize=8, loc="lower right")
     return fig

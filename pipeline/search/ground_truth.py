@@ -33,13 +33,16 @@ def table_metrics(table: pd.DataFrame) -> list[str]:
 
 @dataclass(frozen=True)
 class GroundTruth:
-    """One benchmark–metric pair: Θ, the oracle on (delta_norm, rho_<metric>_norm), and P* as a mask over indices."""
+    """One benchmark–metric pair: Θ, the oracle on (delta_norm, rho_<metric>_norm), P* as a mask over indices,
+    and the core (θ on the front in ≥ 95% of the paired bootstrap resamples of the inputs: `set_<metric>` of a
+    table written with per-input outcomes, `pipeline.groundtruth_inputs`) as a mask, None for a table without."""
 
     benchmark: str
     metric: str
     space: Space
     oracle: TableOracle
     pareto: np.ndarray
+    core: np.ndarray | None = None
 
     @classmethod
     def from_table(cls, table: pd.DataFrame, benchmark: str, metric: str, space: Space | None = None) -> "GroundTruth":
@@ -50,4 +53,8 @@ class GroundTruth:
         if not pareto.any():
             raise ValueError(f"P* of {benchmark!r} under {metric!r} is empty")
         oracle = TableOracle.from_table(table, space, delta="delta_norm", rho=f"rho_{metric}_norm")
-        return cls(benchmark, metric, space, oracle, pareto)
+        core = None
+        if f"set_{metric}" in table.columns:
+            core = np.zeros(space.size, dtype=bool)
+            core[space.indices(table[list(space.names)].to_numpy())] = (table[f"set_{metric}"] == "core").to_numpy()
+        return cls(benchmark, metric, space, oracle, pareto, core)

@@ -88,17 +88,28 @@ def recall_by_budget(trace: pd.DataFrame, pareto: np.ndarray, space: Space) -> n
     return np.cumsum(hits) / size
 
 
-def run_metrics(trace: pd.DataFrame, pareto: np.ndarray, space: Space) -> dict[str, float]:
-    """Per-run summary: AUC-Recall@P*, final recall, unique configurations (u_full) and proposals
-    (b_full) needed to reach recall 1 (NaN if never), and the run's final u and b."""
-    by_budget = recall_by_budget(trace, pareto, space)
+def _first_full(trace: pd.DataFrame, target: np.ndarray, space: Space) -> tuple[float, float, float]:
+    """(u, b) at which a run has evaluated every configuration of `target` (NaN, NaN if never), and its final
+    recall of `target`."""
+    by_budget = recall_by_budget(trace, target, space)
     full = np.flatnonzero(by_budget >= 1.0)
-    at = int(full[0]) if len(full) else None
-    return {
-        "auc": auc_recall(recall_by_unique(trace, pareto, space)),
-        "final_recall": float(by_budget[-1]) if len(by_budget) else 0.0,
-        "u_full": float(trace["u"].iloc[at]) if at is not None else float("nan"),
-        "b_full": float(trace["b"].iloc[at]) if at is not None else float("nan"),
-        "unique": float(trace["u"].iloc[-1]) if len(trace) else 0.0,
-        "proposals": float(len(trace)),
-    }
+    if not len(full):
+        return float("nan"), float("nan"), float(by_budget[-1]) if len(by_budget) else 0.0
+    at = int(full[0])
+    return float(trace["u"].iloc[at]), float(trace["b"].iloc[at]), float(by_budget[-1])
+
+
+def run_metrics(trace: pd.DataFrame, pareto: np.ndarray, space: Space, core: np.ndarray | None = None) -> dict[str, float]:
+    """Per-run summary: AUC-Recall@P*, final recall, unique configurations (u_full) and proposals
+    (b_full) needed to reach recall 1 (NaN if never), and the run's final u and b. With `core` (a mask over
+    indices: the configurations on the front in ≥ 95% of the bootstrap resamples, `pipeline.membership`),
+    the same for the core: `auc_core`, `final_recall_core`, `u_core`, `b_core` (NaN where the core is empty)."""
+    u_full, b_full, final = _first_full(trace, pareto, space)
+    out = {"auc": auc_recall(recall_by_unique(trace, pareto, space)), "final_recall": final, "u_full": u_full, "b_full": b_full,
+           "unique": float(trace["u"].iloc[-1]) if len(trace) else 0.0, "proposals": float(len(trace))}
+    if core is not None:
+        nan = float("nan")
+        u_core, b_core, final_core = _first_full(trace, core, space) if core.any() else (nan, nan, nan)
+        out.update(auc_core=auc_recall(recall_by_unique(trace, core, space)) if core.any() else nan,
+                   final_recall_core=final_core, u_core=u_core, b_core=b_core)
+    return out

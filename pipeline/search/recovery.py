@@ -35,19 +35,21 @@ from pipeline.space import Space
 KEYS = ["benchmark", "metric", "method"]
 COLUMNS = [*KEYS, "seeds", "reached", "u_full_mean", "u_full_sd", "u_full_pct", "u_cens_median", "b_full_mean", "b_full_sd",
            "final_recall_mean", "final_recall_min", "speedup_u", "speedup_b", "space_size"]
+CORE_COLUMNS = ["core_reached", "u_core_mean", "u_core_cens_median"]  # where the runs carry u_core (`run_metrics` with a core)
 
 
 def recovery_runs(traces: Iterable[tuple[str, int, pd.DataFrame]], pareto: np.ndarray, space: Space, benchmark: str,
-                  metric: str) -> pd.DataFrame:
+                  metric: str, core: np.ndarray | None = None) -> pd.DataFrame:
     """One row per run of a benchmark–metric pair from its traces, given as (method, seed, trace): the
     columns `recovery_table` reads (u_full, b_full, final_recall; NaN u/b where recall never reaches 1)
-    and |Θ| as `space_size`."""
+    and |Θ| as `space_size`; with `core` (a mask over indices), also u_core (NaN where never all of it)."""
     rows = []
+    columns = [*KEYS, "seed", "u_full", "b_full", "final_recall", "space_size"] + (["u_core"] if core is not None else [])
     for method, seed, trace in traces:
-        m = run_metrics(trace, pareto, space)
-        rows.append({"benchmark": benchmark, "metric": metric, "method": method, "seed": int(seed),
-                     "u_full": m["u_full"], "b_full": m["b_full"], "final_recall": m["final_recall"], "space_size": space.size})
-    return pd.DataFrame(rows, columns=[*KEYS, "seed", "u_full", "b_full", "final_recall", "space_size"])
+        m = run_metrics(trace, pareto, space, core)
+        rows.append({"benchmark": benchmark, "metric": metric, "method": method, "seed": int(seed), "space_size": space.size,
+                     **{k: m[k] for k in columns if k in m}})
+    return pd.DataFrame(rows, columns=columns)
 
 
 def recovery_table(runs: pd.DataFrame, reference: str = "testnav", space_size: int | Mapping[str, int] | None = None) -> pd.DataFrame:
@@ -72,11 +74,16 @@ def recovery_table(runs: pd.DataFrame, reference: str = "testnav", space_size: i
     elif "space_size" not in runs.columns:
         raise ValueError("|Θ| is unknown: give space_size, or a space_size column in the runs")
     runs["u_cens"] = censored_u(runs["u_full"].to_numpy(dtype=float), runs["space_size"].to_numpy())
+    core = "u_core" in runs.columns
+    extra = {}
+    if core:
+        runs["u_core_cens"] = censored_u(runs["u_core"].to_numpy(dtype=float), runs["space_size"].to_numpy())
+        extra = dict(core_reached=("u_core", "count"), u_core_mean=("u_core", "mean"), u_core_cens_median=("u_core_cens", "median"))
     g = runs.groupby(KEYS, sort=False)
     out = g.agg(seeds=("seed", "nunique"), reached=("u_full", "count"), u_full_mean=("u_full", "mean"), u_full_sd=("u_full", "std"),
                 b_full_mean=("b_full", "mean"), b_full_sd=("b_full", "std"), final_recall_mean=("final_recall", "mean"),
                 final_recall_min=("final_recall", "min"), space_size=("space_size", "first"),
-                u_cens_median=("u_cens", "median")).reset_index()
+                u_cens_median=("u_cens", "median"), **extra).reset_index()
     out["u_full_pct"] = 100.0 * out["u_full_mean"] / out["space_size"]
     out["speedup_u"] = np.nan
     out["speedup_b"] = np.nan
@@ -88,7 +95,7 @@ def recovery_table(runs: pd.DataFrame, reference: str = "testnav", space_size: i
         others = [i for i in idx if i != ref[0] and complete[i]]
         out.loc[others, "speedup_u"] = out.loc[others, "u_full_mean"] / out.at[ref[0], "u_full_mean"]
         out.loc[others, "speedup_b"] = out.loc[others, "b_full_mean"] / out.at[ref[0], "b_full_mean"]
-    return out[COLUMNS]
+    return out[COLUMNS + (CORE_COLUMNS if core else [])]
 
 
 def recovery_markdown(table: pd.DataFrame, labels: Mapping[str, str] | None = None, reference: str = "TestNav") -> str:
@@ -107,13 +114,16 @@ def recovery_markdown(table: pd.DataFrame, labels: Mapping[str, str] | None = No
     def num(value: float, fmt: str) -> str:
         return "–" if np.isnan(value) else format(value, fmt)
 
+    core = "u_core_cens_median" in table.columns
     lines = [f"| Benchmark | Metric | Method | Seeds at recall 1 | u to recall 1 | u / \\|Θ\\| (%) | Median u, all seeds | b to recall 1 | "
-             f"Final recall | Speed-up of {reference} (u) | Speed-up of {reference} (b) |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             f"Final recall | Speed-up of {reference} (u) | Speed-up of {reference} (b) |"
+             + (" Seeds at the whole core | Median u to the core, all seeds |" if core else ""),
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if core else "")]
     for r in table.itertuples():
-        lines.append(f"| {r.benchmark} | {r.metric} | {labels.get(r.method, r.method)} | {r.reached}/{r.seeds} | "
-                     f"{pm(r.u_full_mean, r.u_full_sd)} | {num(r.u_full_pct, '.1f')} | {cens(r.u_cens_median, r.space_size)} | "
-                     f"{pm(r.b_full_mean, r.b_full_sd)} | "
-                     f"{r.final_recall_mean:.3f} | {num(r.speedup_u, '.2f')}× | {num(r.speedup_b, '.2f')}× |"
+        lines.append((f"| {r.benchmark} | {r.metric} | {labels.get(r.method, r.method)} | {r.reached}/{r.seeds} | "
+                      f"{pm(r.u_full_mean, r.u_full_sd)} | {num(r.u_full_pct, '.1f')} | {cens(r.u_cens_median, r.space_size)} | "
+                      f"{pm(r.b_full_mean, r.b_full_sd)} | "
+                      f"{r.final_recall_mean:.3f} | {num(r.speedup_u, '.2f')}× | {num(r.speedup_b, '.2f')}× |"
+                      + (f" {r.core_reached}/{r.seeds} | {cens(r.u_core_cens_median, r.space_size)} |" if core else ""))
                      .replace("–×", "–"))
     return "\n".join(lines) + "\n"

@@ -188,7 +188,7 @@ STAGES: list[Stage] = [
     Stage("figures_search", "plot_recall", ("search.table2_methods", "search.fig3_methods", "search.fig4_methods",
                                             "search.summary_benchmarks"),
           deps=lambda cfg: [outputs(cfg) / "search", outputs(cfg) / "groundtruth"],
-          plots=lambda cfg: [outputs(cfg) / "figures" / f"search_{f}.png" for f in ("recall", "single_objective", "adequacy")]),
+          plots=lambda cfg: [outputs(cfg) / "figures" / f"search_{f}.png" for f in ("recall", "single_objective", "adequacy", "recall_core")]),
     Stage("tune", "tune", ("search.tune", "search.budget_factor"), deps=lambda cfg: [table_path(cfg)],
           outs=lambda cfg: [tune_dir(cfg) / "grid.parquet"], committed=lambda cfg: [tune_dir(cfg) / "grid.csv"],
           metrics=lambda cfg: [tune_dir(cfg) / "choice.json"], code=SEARCH_CODE),

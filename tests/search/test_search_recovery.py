@@ -109,3 +109,27 @@ def test_recovery_markdown():
     assert "1.17×" in rnd and "0.88×" in rnd
     gr = next(line for line in lines if "| greedy |" in line)
     assert "| 1/2 |" in gr and "| 5.0 |" in gr and gr.rstrip().endswith("| – | – |")
+
+
+def test_recovery_of_the_core_by_hand():
+    """Core = {(1, 1)}: first evaluated at u = 3 and 6 (TestNav), 3 and 2 (Greedy), 7 and 3 (Random)."""
+    core = np.zeros(9, dtype=bool)
+    core[4] = True
+    traces = [("testnav", 0, hand_trace(SEVEN_FIVE)), ("testnav", 1, hand_trace(NINE_SEVEN)),
+              ("random", 0, hand_trace(RANDOM_8)), ("random", 1, hand_trace(RANDOM_6)),
+              ("greedy", 0, hand_trace(SEVEN_FIVE)), ("greedy", 1, hand_trace(NEVER)), ("late", 0, hand_trace([(0, 0), (0, 1)]))]
+    r = recovery_runs(traces, PARETO, SPACE, "toy", "ssim", core)
+    assert r["u_core"].tolist()[:6] == [3, 6, 7, 3, 3, 2] and np.isnan(r["u_core"].iloc[6])
+    t = recovery_table(r).set_index("method")
+    assert t.loc["testnav", ["core_reached", "u_core_mean", "u_core_cens_median"]].tolist() == [2, 4.5, 4.5]
+    assert t.loc["greedy", ["core_reached", "u_core_mean", "u_core_cens_median"]].tolist() == [2, 2.5, 2.5]
+    assert t.loc["late", "core_reached"] == 0 and t.loc["late", "u_core_cens_median"] == 10  # never: |Θ| + 1
+    markdown = recovery_markdown(t.reset_index())
+    assert "Median u to the core, all seeds" in markdown
+    assert "| toy | ssim | testnav | 2/2 |" in markdown and markdown.split("\n")[2].endswith("| 2/2 | 4 |")  # 4.5, to no decimals
+    assert "| 0/1 | > \\|Θ\\| (never) |" in markdown
+
+
+def test_a_table_without_core_keeps_the_paper_columns():
+    t = recovery_table(runs())
+    assert "u_core_mean" not in t.columns and "core" not in recovery_markdown(t)

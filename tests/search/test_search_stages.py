@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import matplotlib.image as plt_image
+import numpy as np
 import pandas as pd
 import pytest
 from omegaconf import OmegaConf
@@ -74,6 +75,12 @@ def test_search_rejects_a_stale_table_and_bad_mode(cfg):
 
 
 def test_summary_and_figures_from_traces(cfg, tmp_path):
+    path = tmp_path / "out" / "groundtruth" / "syn.parquet"
+    table = pd.read_parquet(path)
+    # a core for ssim (as a table with per-input outcomes has): the members of P* of order ≤ 2
+    table["set_ssim"] = np.where(table["pareto_ssim"] & (table["order"] <= 2), "core", np.where(table["pareto_ssim"], "plausible", "out"))
+    table.to_parquet(path)
+    core = Space(NAMES4, 3).indices(table.loc[table["set_ssim"] == "core", list(NAMES4)].to_numpy())
     stage("search").main(cfg)
     stage("search_summary").main(cfg)
     out = tmp_path / "out" / "search_summary"
@@ -98,12 +105,25 @@ def test_summary_and_figures_from_traces(cfg, tmp_path):
         row = t3[t3["metric"] == metric].iloc[0]
         assert row["size"] == (front["order"] > 0).sum() and "order_0" not in t3.columns
         assert [row[f"order_{k}"] for k in range(1, 5)] == [(front["order"] == k).sum() for k in range(1, 5)]
+    for (metric, method, seed), run in runs.set_index(["metric", "method", "seed"]).iterrows():  # u to the whole core
+        if metric == "kid":
+            assert np.isnan(run["u_core"])  # no core for kid in this table
+            continue
+        trace = pd.read_parquet(tmp_path / "out" / "search" / "syn" / metric / method / f"seed={seed}.parquet")
+        new = trace[trace["is_new"]]  # each configuration once: the core is complete at its last member's u
+        hit = np.flatnonzero(np.isin(Space(NAMES4, 3).indices(new[list(NAMES4)].to_numpy()), core))
+        if len(hit) == len(core):
+            assert run["u_core"] == new["u"].iloc[hit[-1]]
+        else:
+            assert np.isnan(run["u_core"])
+    assert "Median u to the core" in (out / "recovery.md").read_text()
+    assert recovery.loc[recovery["metric"] == "ssim", "core_reached"].notna().all()
     metrics = json.loads((out / "metrics.json").read_text())
     assert set(metrics["syn"]) == {"ssim", "kid"} and "auc_mean" in metrics["syn"]["ssim"]["testnav"]
     stage("plot_recall").main(cfg)
-    for name in ("search_recall.png", "search_single_objective.png"):
+    for name, columns in (("search_recall.png", 2), ("search_single_objective.png", 2), ("search_recall_core.png", 1)):
         height, width, _ = plt_image.imread(tmp_path / "out" / "figures" / name).shape
-        assert width > height  # two columns (ssim, kid) of two rows; one column would be taller than wide
+        assert (width > height) == (columns == 2)  # two columns (ssim, kid) of two rows; the core's: ssim only
 
 
 def test_live_mode_writes_trace_and_ranking(tmp_path, monkeypatch):
