@@ -87,12 +87,12 @@ def main() -> None:
     """The three measurements on the synthetic table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="time one seed of all 64 grid settings instead of a sample")
-    parser.add_argument("--quick", action="store_true", help="10 generations in (1); one seed and budget |Θ|/4 in (2); 4 grid runs in (3)")
+    parser.add_argument("--quick", action="store_true", help="10 generations in (1); one seed and budget |Θ|/16 in (2); 4 grid runs in (3)")
     args = parser.parse_args()
     space = Space(NAMES4, 6)
     problem = GroundTruth.from_table(synthetic_table(space), "synthetic", "ssim")
     B = 5 * space.size
-    generations, seeds, budget = (10, (0,), space.size // 4) if args.quick else (60, (0, 1), B)
+    generations, seeds, budget = (10, (0,), space.size // 16) if args.quick else (60, (0, 1), B)
     print(f"synthetic 6^4 table, |P*| = {int(problem.pareto.sum())}, B = {B}, cores = {os.cpu_count()}, load = {os.getloadavg()[0]:.1f}")
 
     print("\n(1) one TestNav generation, array path vs pymoo Population machinery (reference)")
@@ -103,8 +103,8 @@ def main() -> None:
 
     print(f"\n(2) search overhead per proposal, defaults (eta_c=1, eta_m=5, mu=110), {len(seeds)} seed(s), budget {budget}")
     for method in METHODS:
-        # the GP and TPE anchors cost seconds a proposal at a few hundred evaluations: 50 proposals show it
-        limit = min(budget, 50) if method in SLOW_ANCHORS else budget
+        # the GP and TPE anchors cost seconds a proposal at a few hundred evaluations: 50 proposals show it (12 in --quick)
+        limit = min(budget, 12 if args.quick else 50) if method in SLOW_ANCHORS else budget
         t = time.perf_counter()
         n = sum(len(run_search(method, problem.oracle, space, limit, seed)) for seed in seeds)
         print(f"  {method:<11} {(time.perf_counter() - t) / n * 1e6:7.1f} us/proposal ({n // len(seeds)} proposals per run)")

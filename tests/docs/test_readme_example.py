@@ -55,25 +55,42 @@ def tracked_changes() -> str:
     return subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True).stdout
 
 
-def test_the_section_runs_as_printed(aside):
-    shell, python = blocks("bash"), blocks("python")
-    assert len(shell) == 1 and len(python) == 1 and sorted(run_names()) == ["langid", "langid-py"]
+def run_section(shell: str, python: str, min_front: int) -> dict:
+    """Run the section's shell block, then its Python block, as a user does; check what each prints and writes;
+    the shell run's summary.json."""
     before = tracked_changes()
     venv = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}  # `python` is the venv's
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", shell[0]], cwd=ROOT, capture_output=True, text=True, timeout=900,
-                          env=venv)
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", shell], cwd=ROOT, capture_output=True, text=True, timeout=900, env=venv)
     assert done.returncode == 0, done.stderr[-3000:]
     out = ROOT / "outputs" / "runs" / "langid"
     summary = json.loads((out / "summary.json").read_text())
     assert summary["clean_score"] == 0.97 and summary["n_inputs"] == 400
-    assert summary["metrics"]["chrf"]["front"] >= 10  # a visible front, not one configuration
+    assert summary["metrics"]["chrf"]["front"] >= min_front  # a visible front, not one configuration
     assert "round" in done.stdout and f"page: {out / 'index.html'}" in done.stdout
     assert {"index.html", "front.csv", "summary.json"} <= {p.name for p in out.iterdir()}
-    exported = re.search(r"^export PYTHONPATH=(\S+)", shell[0], flags=re.M).group(1)  # what the Python block runs under
-    done = subprocess.run([sys.executable, "-c", python[0]], cwd=ROOT, capture_output=True, text=True, timeout=900,
+    exported = re.search(r"^export PYTHONPATH=(\S+)", shell, flags=re.M).group(1)  # what the Python block runs under
+    done = subprocess.run([sys.executable, "-c", python], cwd=ROOT, capture_output=True, text=True, timeout=900,
                           env={**venv, "PYTHONPATH": exported})
     assert done.returncode == 0, done.stderr[-3000:]
     score, front = done.stdout.strip().splitlines()[-1].split()
-    assert float(score) == summary["clean_score"] and int(front) >= 10
+    assert float(score) == summary["clean_score"] and int(front) >= min_front
     assert (ROOT / "outputs" / "runs" / "langid-py" / "index.html").exists()
     assert tracked_changes() == before  # nothing the repository tracks was touched
+    return summary
+
+
+@pytest.mark.slow
+def test_the_section_runs_as_printed(aside):
+    shell, python = blocks("bash"), blocks("python")
+    assert len(shell) == 1 and len(python) == 1 and sorted(run_names()) == ["langid", "langid-py"]
+    run_section(shell[0], python[0], min_front=10)
+
+
+def test_the_section_runs_with_a_small_budget(aside):
+    """The fast tier's run of the same blocks: each search stopped after 8 proposals (`search.live.budget`, the
+    `budget` setting), everything else as printed."""
+    (shell,), (python,) = blocks("bash"), blocks("python")
+    command = re.search(r"^python scripts/assess\.py .*$", shell, flags=re.M).group(0)
+    call = re.search(r'name="langid-py",', python).group(0)
+    summary = run_section(shell.replace(command, command + " search.live.budget=8"), python.replace(call, call + " budget=8,"), min_front=1)
+    assert summary["configurations_evaluated"] == 8
