@@ -83,8 +83,8 @@ def membership_probability(objectives: np.ndarray, space: Space, fit_size: int =
 
 
 def loo_order_u(p: np.ndarray, pareto: np.ndarray) -> int:
-    """Configurations the order by p (largest first) evaluates until every member of P* is in: the largest
-    number of configurations scoring at least as high as a member."""
+    """Configurations the order by p (largest first) evaluates until every member of P* (or of another target
+    mask, such as the core of issue 29) is in: the largest number of configurations scoring at least as high as a member."""
     p, pareto = np.asarray(p, dtype=float), np.asarray(pareto, dtype=bool)
     if not pareto.any():
         raise ValueError("P* is empty: there is no member to recover")

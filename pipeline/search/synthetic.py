@@ -29,6 +29,39 @@ configuration. The |P*| ranges (`FRONT_SIZES`) hold on the default Θ = {0..5}^4
   c ~ U(0.7, 1.5), η log-uniform in [0.01, 0.02]. δ and ρ conflict along every direction, so P* is a
   long ragged band whose width the noise sets. |P*| 50-150.
 
+Per-input layer (issue 29, item 5: `synthetic_inputs`, `synthetic_confidence`). Beside each table, which it
+leaves as it is, n test inputs (`N_INPUTS` = 200; rugged: its own m, 40-399) with an outcome o_θi ∈ [0, 1] and a
+fidelity f_θi for every θ, drawn from their own generator (stream `_INPUTS` of (family, seed)):
+
+* Outcomes. Input i has a latent difficulty d_i ~ N(0, 1), shared by every θ; θ adds its own noise σ·ε_θi
+  (σ = `NOISE` = 0.5, ε standard normal). θ fails its n·δ(θ) inputs of largest d_i + σ·ε_θi (the next one in part
+  where n·δ is not a whole number): loss x_θi ∈ [0, 1], o_θi = 1 − x_θi, clean outcome c_i = 1. So mean_i (c_i − o_θi)
+  = δ(θ) = `delta_norm` (up to float rounding), and two configurations fail mostly the same hard inputs: their
+  comparison is paired and correlated, as on real data (σ = 0 would nest the failure sets; σ → ∞ make them
+  independent). rugged's δ is already an accuracy on m inputs: θ fails exactly m − k_θ of them (k_θ its binomial
+  count of correct ones), o_θi ∈ {0, 1}, and mean_i (c_i − o_θi) = 1 − k_θ/m, whose min-max normalisation is
+  `delta_norm`. c_i = 1 because ψ(D) shifts δ* of every θ alike in a resample (paired) and so moves no θ across the
+  front; with it no δ* reaches the bootstrap's clamp at 0, which the (unclamped) table does not have.
+* Fidelity. f_θi = 1 − (1 − ρ(θ))·v_θi with v_θi ∝ exp(0.5·(b_i + σ·ε'_θi)) scaled to mean 1 over the inputs
+  (0.5 = `FIDELITY_SPREAD`), b_i ~ N(0, 1) a per-input sensitivity shared by every θ: mean_i f_θi = ρ(θ) =
+  `rho_norm`, f ≤ 1, and the θ with ρ = 1 keeps every input intact. crowded's ρ imitates KID, a set statistic: one
+  value per θ (`SET_FIDELITY`), held fixed by the bootstrap as KID is in the real ground truth; its front's ρ differ
+  by as little as 1e-13, below the bootstrap's rounding (`pipeline.membership.TIE_DECIMALS`), so
+  `synthetic_confidence` hands the bootstrap its dense rank, which has the same order.
+* Confidence. `synthetic_confidence` adds the real ground truth's columns for the one metric `METRIC`: `pi_syn` and
+  `set_syn` (core: π ≥ 0.95; plausible: π ≥ 0.05), from `pipeline.membership.bootstrap_membership` with B = 1,000
+  unstratified resamples seeded by stream `_RESAMPLES` of (family, seed). The bootstrap's front on the layer's
+  point estimates is P* (the `pareto` column); the θ of highest fidelity is on the front in every resample (π = 1).
+* Measured on dev seeds 0-9 (default Θ), the share of P* in the core, mean (range): smooth 0.26 (0.12-0.36),
+  interacting 0.04 (0.02-0.09), rugged 0.16 (0.05-0.29), crowded 0.19 (0.07-0.36), long_front 0.03 (0.02-0.05);
+  median |core| 9, 2, 2, 6 and 3. σ was chosen on these so that, as on the real pairs (27 of the 160 members of the
+  eight real fronts are in the core, 4-40% per pair), most of P* is fragile; σ = 0.3 and 0.7 (seeds 0-4) give
+  smooth 0.39 and 0.22, rugged 0.23 and 0.12, and leave interacting and long_front at 0.03-0.04: their long,
+  dense fronts are fragile at n = 200 whatever σ. The share of P* on the front by at most one input
+  (`pipeline.membership.front_margin`) is 0.16-0.35 per family, below the real pairs' 0.58: a margin scales with
+  n, and n = 200 was set between the real n (40-360), not fitted to that share. `synthetic_confidence` takes
+  about 0.4-0.5 s per 6^4 table on one shared core (the 100 tables of `split_tables("test", 20)`: 51 s).
+
 Protocol: method choices (hyper-parameters, which variant to keep) are made on the `dev` split only,
 seeds `DEV_SEEDS`; results are reported once on the disjoint `test` split, seeds `TEST_SEEDS`.
 `split_tables` lists the (family, seed) pairs of a split.
@@ -36,10 +69,12 @@ seeds `DEV_SEEDS`; results are reported once on the disjoint `test` split, seeds
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from pipeline.membership import bootstrap_membership
 from pipeline.pareto import pareto_mask
 from pipeline.space import Space
 
@@ -47,6 +82,13 @@ DEFAULT_SPACE = Space(("p0", "p1", "p2", "p3"), 6)
 DEV_SEEDS = range(100)
 TEST_SEEDS = range(1000, 1100)
 SPLITS = {"dev": DEV_SEEDS, "test": TEST_SEEDS}
+N_INPUTS = 200  # n, the test inputs of a generated table (rugged: its own m)
+NOISE = 0.5  # σ, the sd of the per-configuration noise on an input's latent (whose sd is 1)
+FIDELITY_SPREAD = 0.5  # the sd of log v_θi, how unevenly a configuration's loss of fidelity falls on the inputs
+SET_FIDELITY = frozenset({"crowded"})  # families whose ρ is a set statistic (like KID): one value per θ
+METRIC = "syn"  # the fidelity metric's name in the confidence columns (`pi_syn`, `set_syn`)
+RESAMPLES = 1000  # B of the paired bootstrap
+_INPUTS, _RESAMPLES = 1, 2  # the generator streams of the per-input layer and of the bootstrap
 
 Objectives = tuple[np.ndarray, np.ndarray]
 
@@ -78,12 +120,18 @@ def _interacting(g: np.ndarray, rng: np.random.Generator) -> Objectives:
     return delta, rho
 
 
-def _rugged(g: np.ndarray, rng: np.random.Generator) -> Objectives:
+def _rugged_counts(g: np.ndarray, rng: np.random.Generator) -> tuple[float, int, np.ndarray, np.ndarray]:
+    """`rugged`'s draws: the clean accuracy c, the test-set size m, each θ's count of correct inputs and ρ."""
     clean, drop, m = rng.uniform(0.85, 0.98), rng.uniform(0.4, 0.8), int(rng.integers(40, 400))
     p = clean * (1 - drop * _severity(g, rng, 1.0, 3.0)) + _bumps(g, rng)
-    delta = clean - rng.binomial(m, np.clip(p, 0.0, 1.0)) / m
+    correct = rng.binomial(m, np.clip(p, 0.0, 1.0))
     rho = 1 - _severity(g, rng, 0.5, 1.2) + rng.uniform(0.02, 0.06) * rng.standard_normal(len(g)) + _bumps(g, rng)
-    return delta, rho
+    return clean, m, correct, rho
+
+
+def _rugged(g: np.ndarray, rng: np.random.Generator) -> Objectives:
+    clean, m, correct, rho = _rugged_counts(g, rng)
+    return clean - correct / m, rho
 
 
 def _crowded(g: np.ndarray, rng: np.random.Generator) -> Objectives:
@@ -106,6 +154,11 @@ FAMILIES = tuple(_GENERATORS)
 FRONT_SIZES = {"smooth": (20, 60), "interacting": (15, 120), "rugged": (5, 40), "crowded": (15, 65), "long_front": (50, 150)}
 
 
+def _rng(family: str, seed: int, *stream: int) -> np.random.Generator:
+    """The generator of (family, seed): the table's without `stream`, an independent one per stream number."""
+    return np.random.default_rng(np.random.SeedSequence([FAMILIES.index(family), int(seed), *stream]))
+
+
 def _minmax(v: np.ndarray) -> np.ndarray:
     return (v - v.min()) / (v.max() - v.min())
 
@@ -116,13 +169,79 @@ def synthetic_table(family: str, seed: int, space: Space | None = None) -> pd.Da
     if family not in _GENERATORS:
         raise ValueError(f"unknown synthetic family {family!r}; the families are {list(FAMILIES)}")
     space = space or DEFAULT_SPACE
-    rng = np.random.default_rng(np.random.SeedSequence([FAMILIES.index(family), int(seed)]))
     grid = space.grid()
-    delta, rho = _GENERATORS[family](grid / (space.levels - 1), rng)
+    delta, rho = _GENERATORS[family](grid / (space.levels - 1), _rng(family, seed))
     table = pd.DataFrame(grid, columns=list(space.names))
     table["order"] = Space.order(grid)
     table["delta_norm"], table["rho_norm"] = _minmax(delta), _minmax(rho)
     table["pareto"] = pareto_mask(table[["delta_norm", "rho_norm"]].to_numpy())
+    return table
+
+
+@dataclass(frozen=True)
+class SyntheticInputs:
+    """The per-input layer of a generated table, in `pipeline.membership`'s terms: outcomes o_θi (|Θ|, n) in
+    [0, 1], clean outcomes c_i (n,), and fidelity f_θi (|Θ|, n), or ρ(θ) (|Θ|,) where it is a set statistic."""
+
+    outcomes: np.ndarray
+    clean: np.ndarray
+    fidelity: np.ndarray
+
+
+def _failures(failed: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """Per-input losses x_θi ∈ [0, 1] (|Θ|, n) with Σ_i x_θi = failed_θ: θ fails outright the ⌊failed_θ⌋ inputs of
+    largest score_θi and the next one in part (not at all where failed_θ is a whole number)."""
+    rank = np.argsort(np.argsort(-score, axis=1, kind="stable"), axis=1, kind="stable")
+    return np.clip(failed[:, None] - rank, 0.0, 1.0)
+
+
+def _fidelity(rho: np.ndarray, log_loss: np.ndarray) -> np.ndarray:
+    """f_θi = 1 − (1 − ρ(θ)) · v_θi with v_θi = exp(log_loss_θi) / mean_i exp(log_loss_θi), so mean_i f_θi = ρ(θ), f ≤ 1."""
+    v = np.exp(log_loss)
+    return 1.0 - (1.0 - rho)[:, None] * (v / v.mean(axis=1, keepdims=True))
+
+
+def _per_input(table: pd.DataFrame, family: str, seed: int, space: Space, n: int | None) -> SyntheticInputs:
+    """The per-input layer (module docstring) of `table`, the table of (family, seed) over `space`."""
+    if family == "rugged":
+        if n is not None:
+            raise ValueError(f"rugged's δ is an accuracy on its own m test inputs; n must be None, got {n}")
+        n, correct = _rugged_counts(space.grid() / (space.levels - 1), _rng(family, seed))[1:3]
+        failed = (n - correct).astype(float)
+    else:
+        n = N_INPUTS if n is None else int(n)
+        if n < 1:
+            raise ValueError(f"n must be at least 1 test input, got {n}")
+        failed = n * table["delta_norm"].to_numpy()
+    rng = _rng(family, seed, _INPUTS)
+    outcomes = 1.0 - _failures(failed, rng.standard_normal(n) + NOISE * rng.standard_normal((len(table), n)))
+    rho = table["rho_norm"].to_numpy()
+    if family in SET_FIDELITY:
+        return SyntheticInputs(outcomes, np.ones(n), rho)
+    log_loss = FIDELITY_SPREAD * (rng.standard_normal(n) + NOISE * rng.standard_normal((len(table), n)))
+    return SyntheticInputs(outcomes, np.ones(n), _fidelity(rho, log_loss))
+
+
+def synthetic_inputs(family: str, seed: int, space: Space | None = None, n: int | None = None) -> SyntheticInputs:
+    """Per-input outcomes and fidelity of the table of (family, seed) over `space`, rows in its order, on n test
+    inputs (default `N_INPUTS`; rugged: its own m, and n must be None); see the module docstring."""
+    space = space or DEFAULT_SPACE
+    return _per_input(synthetic_table(family, seed, space), family, seed, space, n)
+
+
+def synthetic_confidence(family: str, seed: int, space: Space | None = None, resamples: int = RESAMPLES) -> pd.DataFrame:
+    """`synthetic_table` of (family, seed) with the real ground truth's confidence columns for the metric `METRIC`:
+    `pi_syn`, the share of `resamples` seeded paired bootstrap resamples of the inputs in which θ is on the front, and
+    `set_syn`: "core" (π ≥ 0.95), "plausible" (π ≥ 0.05) or "out" (`pipeline.membership.bootstrap_membership`)."""
+    space = space or DEFAULT_SPACE
+    table = synthetic_table(family, seed, space)
+    inputs = _per_input(table, family, seed, space, None)
+    fidelity = inputs.fidelity
+    if fidelity.ndim == 1:  # held fixed, so only its order counts: a dense rank, which rounding cannot tie
+        fidelity = np.unique(fidelity, return_inverse=True)[1].astype(float)
+    state = np.random.SeedSequence([FAMILIES.index(family), int(seed), _RESAMPLES]).generate_state(1)[0]
+    frame = bootstrap_membership(inputs.outcomes, inputs.clean, fidelity, B=resamples, seed=int(state))
+    table[f"pi_{METRIC}"], table[f"set_{METRIC}"] = frame["pi"].to_numpy(), frame["set"].to_numpy()
     return table
 
 

@@ -51,8 +51,9 @@ EXPECTED: dict[str, list[str]] = {
                      r"^  640 runs \(one benchmark-metric pair\): \d+ s on \d+ idle cores"],
     "bench_search_lattice": [r"^--quick: GP-PND \(pnd\) left out",
                              *(rf"^\| fixture \| {m} \| Random Search \| 1/1 \| .* \| {NUM}× \| {NUM}× \|$" for m in ("ssim", "kid"))],
-    "bench_search_limit": [*(rf"^\| {f} \| {f}-0 \| \d+ \| \d+ \| \d+ \| \d+ \| {NUM} \|$" for f in ("smooth", "long_front")),
-                           rf"^\| all tables \| {NUM} \|$"],
+    "bench_search_limit": [*(rf"^\| {f} \| {f}-0 \| \d+ \| \d+ \| \d+ \| \d+ \| {NUM} \| \d+ \| \d+ \| \d+ \| \d+ \| {NUM} \|$"
+                             for f in ("smooth", "long_front")),
+                           rf"^\| all tables \| {NUM} \| {NUM} \|$"],
     "bench_throughput": [rf"^  batch +32: +{NUM} configs/s, +{NUM} images/s \({NUM}x batch 512\)",
                          rf"^  batch  1024: +{NUM} images/s \({NUM}x\)$",
                          r"^vit_b_16 ground truth and inference left out: --quick on a CPU|^vit_b_16 \(224×224\) inference on cuda"],
@@ -171,3 +172,94 @@ def test_limit_ideal_and_method_multiples() -> None:
                          "u_full": [70.0, 140.0, np.nan, 350.0, 350.0]})
     row = limit.with_methods(pd.DataFrame({"table": ["t"], "ideal_u": [35]}), runs).iloc[0]
     assert row["u_pnd"] == 140.0 and row["x_pnd"] == pytest.approx(4.0) and row["x_random"] == pytest.approx(10.0)
+
+
+def test_heldout_quick_writes_the_core_columns(tmp_path: Path) -> None:
+    """`--quick --out` adds |core|, u to the whole core and the core's recall where est_recall reaches 0.95 to runs.csv
+    (the core recomputed here from `synthetic_confidence`), and the report reads them as it reads P*: the recovery of
+    the core, the paired comparison on it with ties where the interval covers 0, and the calibration on the core."""
+    import pandas as pd
+
+    from pipeline.search.comparison import censored_u
+    from pipeline.search.synthetic import METRIC, synthetic_confidence
+
+    heldout = load_script("bench_search_heldout")
+    result = subprocess.run([sys.executable, "benchmarks/bench_search_heldout.py", "--quick", "--out", str(tmp_path)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=600, check=False)
+    assert result.returncode == 0, result.stderr
+    runs = pd.read_csv(tmp_path / "runs.csv")
+    assert list(runs.columns[-3:]) == ["core_size", "u_core", "recall_core_confident"]
+    for name, rows in runs.groupby("table"):
+        family, seed = name.rsplit("-", 1)
+        table = synthetic_confidence(family, int(seed), heldout.QUICK_SPACE)
+        core, pareto = (table[f"set_{METRIC}"] == "core").to_numpy(), table["pareto"].to_numpy()
+        assert (rows["core_size"] == core.sum()).all() and core.sum() >= 1
+        assert rows["u_core"].notna().all()  # at 5·|Θ| proposals on 4^3 every run evaluates all of the core
+        assert (rows["u_core"] >= core.sum()).all() and (rows["u_core"] <= rows["unique"]).all()
+        if not (core & ~pareto).any():  # the core within P*: all of it is in before all of P*
+            assert (rows["u_core"] <= rows["u_full"]).all()
+    report = (tmp_path / "report.md").read_text()
+    section = report.split("## Recovery of the core (q = 1)")[1].split("\n## ")[0]
+    for group, u in runs[runs["method"] == "random"].set_index("group")["u_core"].items():
+        line = next(row for row in section.splitlines() if row.startswith(f"| {group} | random |"))
+        assert float(line.split("|")[6]) == u  # one run per group: its median is its u to the core
+    runs = runs.assign(u_cens=censored_u(runs["u_core"].to_numpy(), runs["space_size"].to_numpy()))
+    diff = runs.pivot(index="table", columns="method", values="u_cens").eval("random - pnd").mean()
+    section = report.split("## Censored u to the core of each method minus pnd's at q = 1")[1]
+    line = next(row for row in section.splitlines() if row.startswith("| all tables | all | random | pnd |"))
+    cells = [c.strip() for c in line.split("|")]
+    lo, hi = float(cells[6]), float(cells[7])
+    assert float(cells[5]) == pytest.approx(diff, abs=0.05) and lo <= diff <= hi
+    assert cells[9] == ("tie" if lo <= 0 <= hi else "worse" if lo > 0 else "better")
+    calib = runs.dropna(subset=["recall_confident"])
+    cells = next(row for row in report.split("## Calibration")[1].splitlines() if row.startswith("| pnd | 1 |")).split("|")
+    assert float(cells[8]) == pytest.approx(calib["recall_core_confident"].mean(), abs=5e-4)
+    assert float(cells[9]) == pytest.approx((calib["recall_core_confident"] >= 0.95).mean(), abs=5e-4)
+
+
+def test_heldout_report_names_the_tables_without_a_core() -> None:
+    """A table without a core (no set_<metric> column: NaN core_size) is named, and left out of the core's recovery
+    table, while the recovery of P* still counts it."""
+    import numpy as np
+    import pandas as pd
+
+    heldout = load_script("bench_search_heldout")
+    rows = [{"group": "g", "table": t, "method": m, "q": 1, "seed": 0, "space_size": 9, "pareto_size": 3, "u_full": u,
+             "final_recall": 1.0, "unique": 9.0, "rounds_full": u, "u_confident": np.nan, "recall_confident": np.nan,
+             "core_size": size, "u_core": u - 1 if size else np.nan, "recall_core_confident": np.nan}
+            for t, size in (("t1", 2), ("t2", 2), ("t3", np.nan)) for m, u in (("pnd", 5.0), ("random", 8.0))]
+    text = heldout.report(pd.DataFrame(rows), "pnd", np.random.default_rng(0), np.random.default_rng(1))
+    assert "No core (no set_<metric> column, or an empty core), so no core columns: t3" in text
+    recovery = text.split("## Recovery (q = 1)")[1].split("\n## ")[0]
+    core = text.split("## Recovery of the core (q = 1)")[1].split("\n## ")[0]
+    assert "| g | random | 3 | 3 | 8.0 |" in recovery and "| g | random | 2 | 2 | 7.0 |" in core
+
+
+def test_limit_measures_the_leave_one_out_order_against_the_core(monkeypatch) -> None:
+    """On a hand-made order (p falls with the index, so the order is 0, 1, 2, …) the order's u to a target is its
+    largest member's index + 1: 1,296 for P* (it holds the corner), 901 for a core {0, 500, 900}; the core's ideal is
+    the 32-configuration design plus its 2 members outside the lattice part; and a method's median u to the core is
+    divided by that ideal."""
+    import numpy as np
+    import pandas as pd
+
+    from pipeline.search.pnd import lattice_design
+    from pipeline.space import Space
+
+    limit = load_script("bench_search_limit")
+    space = Space(("a", "b", "c", "d"), 6)
+    p = 1.0 - np.arange(space.size) / space.size
+    monkeypatch.setattr(limit, "membership_probability", lambda objectives, space: p)
+    pareto, core = np.zeros(space.size, dtype=bool), np.zeros(space.size, dtype=bool)
+    pareto[lattice_design(space)[:3]] = True  # 0, the corner 1295, 216
+    pareto[[500, 900]] = True
+    core[[0, 500, 900]] = True
+    row = limit.one_table("g", "t", np.zeros((space.size, 2)), space, pareto, core)
+    assert (row["loo_u"], row["ideal_u"], row["members_below_0_05"]) == (1296, 34, 1)
+    assert (row["core_size"], row["ideal_u_core"], row["loo_u_core"], row["core_below_0_05"]) == (3, 34, 901, 0)
+    assert row["x_loo_core"] == pytest.approx(901 / 34)
+    assert "core_size" not in limit.one_table("g", "t", np.zeros((space.size, 2)), space, pareto, None)
+    runs = pd.DataFrame({"table": "t", "method": "pnd", "q": 1, "space_size": 1296, "u_full": [200.0, 300.0, np.nan],
+                         "core_size": 3, "u_core": [68.0, 102.0, np.nan]})
+    out = limit.with_methods(pd.DataFrame([row]), runs).iloc[0]
+    assert out["u_core_pnd"] == 102.0 and out["x_core_pnd"] == pytest.approx(3.0) and out["x_pnd"] == pytest.approx(300 / 34)
