@@ -14,14 +14,37 @@ def _check(points: np.ndarray) -> np.ndarray:
     return points
 
 
+def _dominated_2d(points: np.ndarray) -> np.ndarray:
+    """`dominated_mask` of two objectives by one sort, O(n log n): sorted by x descending, a point (x, y) is
+    dominated iff a point of larger x has y' ≥ y, or a point of the same x has y' > y. Only comparisons, no
+    arithmetic on the values, so the mask is the blocked comparison's exactly (numpy's tie rules: -0.0 = 0.0)."""
+    x, y = points[:, 0], points[:, 1]
+    order = np.lexsort((-y, -x))  # x descending, then y descending
+    xs, ys = x[order], y[order]
+    first = np.ones(len(xs), dtype=bool)
+    first[1:] = xs[1:] != xs[:-1]  # where a run of equal x starts
+    group = np.cumsum(first) - 1
+    top = ys[first]  # each run's largest y (its first point)
+    above = np.maximum.accumulate(top)  # the largest y over this run and every run of larger x
+    earlier = group > 0
+    out_sorted = top[group] > ys  # beaten within its run of equal x
+    out_sorted[earlier] |= above[group[earlier] - 1] >= ys[earlier]  # a point of larger x is ≥ on y
+    out = np.empty(len(xs), dtype=bool)
+    out[order] = out_sorted
+    return out
+
+
 def dominated_mask(points: np.ndarray, block: int = 512) -> np.ndarray:
     """True where a point is dominated: some other point is ≥ on every objective and > on one.
 
     Identical points never dominate each other, so ties are all kept or all dropped together.
-    Blocked O(n²) comparison, exact for any number of objectives.
+    Two objectives (every front of the pipeline): one sort (`_dominated_2d`); more: a blocked O(n²)
+    comparison, exact for any number of objectives.
     """
     points = _check(points)
     n = len(points)
+    if points.shape[1] == 2 and n:
+        return _dominated_2d(points)
     out = np.zeros(n, dtype=bool)
     for start in range(0, n, block):
         chunk = points[start : start + block, None, :]  # (b, 1, k)
