@@ -9,6 +9,7 @@ benchmarks depend on the library and conf/ only, never on the stage entry points
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CONF_DIR = ROOT / "conf"
 DIGITS_DATA = ROOT / "data" / "digits"
 QUICK_TRAINING = ["model.epochs=1", "benchmark.features.epochs=1"]  # what tests/conftest.py's `tiny` prepares with
+SHARED_DIGITS = "BENCH_DIGITS_DATA"  # a folder `digits_data` prepared earlier (tests/benchmarks: one for every --quick run)
 
 
 def compose_config(overrides: list[str] | tuple[str, ...] = ()) -> DictConfig:
@@ -48,9 +50,12 @@ def benchmark_spec(overrides: list[str] | tuple[str, ...] = ()) -> dict[str, Any
 def digits_data(stack: contextlib.ExitStack, quick: bool = False) -> Path:
     """The prepare stage's data/digits/ when it is there; else the digits benchmark prepared into a temporary
     folder that `stack` removes (both networks trained for one epoch when `quick`: how well they are trained
-    hardly changes what the benchmarks time)."""
+    hardly changes what the benchmarks time). With `quick`, the folder $BENCH_DIGITS_DATA names, where set: one
+    this function prepared earlier (the tests' --quick runs share one)."""
     if (DIGITS_DATA / "features.pt").is_file() and (DIGITS_DATA / "adequacy_profile.npz").is_file():
         return DIGITS_DATA
+    if quick and os.environ.get(SHARED_DIGITS):
+        return Path(os.environ[SHARED_DIGITS])
     from pipeline.preparation import prepare
 
     folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-digits-")))

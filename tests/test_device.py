@@ -5,8 +5,6 @@ above float32 rounding (float64 as the oracle); and, where CUDA exists, CPU and 
 from __future__ import annotations
 
 import copy
-import os
-import subprocess
 import sys
 
 import numpy as np
@@ -89,15 +87,22 @@ def test_cuda_without_cuda_is_a_clear_error():
 
 
 @pytest.mark.skipif(CUDA, reason="this machine has CUDA")
-def test_groundtruth_stage_with_cuda_and_no_cuda_stops_at_start(tmp_path):
+def test_groundtruth_stage_with_cuda_and_no_cuda_stops_at_start(tmp_path, monkeypatch, capsys):
+    """The stage's entry (`run_stage` with the script's argv, in this process; a rejected setting as a process of its
+    own: tests/scripts/test_bad_inputs.py::test_as_real_processes)."""
+    import importlib
+
     (tmp_path / "data" / "tiny").mkdir(parents=True)  # the stage's input folder exists: the device is what fails
     out = tmp_path / "out"
-    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "groundtruth.py"), "benchmark=tiny", "device=cuda",
-                          f"paths.data={tmp_path / 'data'}", f"paths.outputs={out}"],
-                         capture_output=True, text=True, cwd=ROOT, env={**os.environ}, timeout=300)
-    assert run.returncode == 2, run.stderr
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: device: 'cuda' — cpu: CUDA is not available"), run.stderr
+    monkeypatch.setattr(sys, "argv", [str(ROOT / "scripts" / "groundtruth.py"), "benchmark=tiny", "device=cuda",
+                                      f"paths.data={tmp_path / 'data'}", f"paths.outputs={out}"])
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        importlib.import_module("pipeline.stages.runner").run_stage(importlib.import_module("scripts.groundtruth").main)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: device: 'cuda' — cpu: CUDA is not available"), err
     assert not out.exists() and not any((tmp_path / "data").rglob("*.*"))
 
 

@@ -1,5 +1,6 @@
 """The live evaluator's worker processes: values equal a direct evaluation, the pool lives across rounds and ends
-with `close`, a worker's rejected input reaches the caller as the same one-line error."""
+with `close`, a worker's rejected input reaches the caller as the same one-line error; submitit jobs (one per
+chunk) give the same values."""
 from __future__ import annotations
 
 import functools
@@ -39,3 +40,21 @@ def test_a_workers_error_arrives_whole(tmp_path):
             LiveEvaluator(refuse, "refuse", store, "fp", executor="processes", workers=2) as evaluate:
         with pytest.raises(ConfigError, match=r"^benchmark.dataset.path: '/nowhere.csv' — an existing CSV file$"):
             evaluate(THETAS)
+
+
+def test_submitit_jobs_give_the_direct_values(tmp_path):
+    """`submitit_local`: one submitit job per chunk of a round, each a process of its own (`python -m
+    submitit.local._local`, the path a SLURM array takes minus sbatch); the values equal a direct evaluation and
+    are kept in the store. The live search stage through it, killed and resumed as a user runs it:
+    tests/scripts/test_submitit.py (slow tier)."""
+    factory = functools.partial(make_benchmark, 30, 4)
+    direct = make_benchmark(30, 4)
+    with ResumeStore(tmp_path / "store.sqlite") as store, \
+            LiveEvaluator(factory, "synthetic", store, "fp", executor="submitit_local", workers=2, submitit={"timeout_min": 5},
+                          folder=tmp_path / "jobs") as evaluate:
+        values = evaluate(THETAS)
+        assert evaluate.evaluated == 4 and evaluate(THETAS) == values  # the second time from the store: no new job
+    assert len(list((tmp_path / "jobs").glob("*_result.pkl"))) == 2  # one job per chunk of the round
+    for theta, got in zip(THETAS, values):
+        want = direct.evaluate(theta)
+        assert {k: got[k] for k in ("psi", "delta", "rho_negmse")} == {k: want[k] for k in ("psi", "delta", "rho_negmse")}

@@ -128,7 +128,9 @@ class Brightness:
 '''
 
 
-def test_the_script_runs_a_users_plugin_into_its_run_folder(tmp_path):
+def test_the_script_runs_a_users_plugin_into_its_run_folder(tmp_path, monkeypatch, capsys):
+    """The run as its own process (the plug-in found on PYTHONPATH); the refusal of a run without a name in this
+    process (`run_stage` with the script's argv: the same exit status and line)."""
     (tmp_path / "user_pkg").mkdir()
     (tmp_path / "user_pkg" / "__init__.py").write_text("")
     (tmp_path / "user_pkg" / "models.py").write_text(MODEL)
@@ -144,10 +146,16 @@ def test_the_script_runs_a_users_plugin_into_its_run_folder(tmp_path):
     assert any(s.endswith("user_pkg/models.py") for s in summary["sources"])
     assert f"page: {out / 'index.html'}" in done.stdout and (out / "index.html").exists()
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["runs"]
-    refused = subprocess.run([sys.executable, "scripts/assess.py", "benchmark=tiny", f"paths.outputs={tmp_path}/o2"],
-                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert refused.returncode == 2 and refused.stderr.strip().splitlines() == [
+    from pipeline.stages.runner import run_stage
+    from scripts import assess as script
+
+    monkeypatch.setattr(sys, "argv", [str(ROOT / "scripts" / "assess.py"), "benchmark=tiny", f"paths.outputs={tmp_path}/o2"])
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as refused:
+        run_stage(script.main)
+    assert refused.value.code == 2 and capsys.readouterr().err.strip().splitlines() == [
         "error: run: null — a name for the run's folders (outputs/runs/<name>/), e.g. run=my-model"]
+    assert not (tmp_path / "o2").exists()
 
 
 def test_front_members_carry_their_membership_probability(run):

@@ -1,9 +1,11 @@
 """The code benchmark wired end to end through the benchmark abstraction: `benchmark=humaneval` in the schema,
 ψ = RP5@1 as the registered task metric `robust_pass`, the code fidelity metrics, and prepare + ground truth
-of a tiny code configuration through the real stage scripts."""
+of a tiny code configuration through the real stage scripts (prepare as its own process, the ground truth in this
+process: `run_stage` with the script's argv)."""
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import subprocess
 import sys
@@ -93,7 +95,17 @@ def _run(script: str, *overrides: str) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
 
 
-def test_prepare_and_ground_truth_of_a_tiny_code_benchmark(tmp_path):
+def _run_here(script: str, *overrides: str, monkeypatch, capsys) -> None:
+    """`_run` in this process."""
+    module = importlib.import_module(f"scripts.{script}")
+    monkeypatch.setattr(sys, "argv", [str(ROOT / "scripts" / f"{script}.py"), *overrides])
+    try:
+        importlib.import_module("pipeline.stages.runner").run_stage(module.main)
+    except SystemExit as exit_:
+        raise AssertionError(f"{script} exited {exit_.code}: {capsys.readouterr().err[-3000:]}") from None
+
+
+def test_prepare_and_ground_truth_of_a_tiny_code_benchmark(tmp_path, monkeypatch, capsys):
     from pipeline.code.assets import load_code_set
     from pipeline.perturb.compose import compose
     from pipeline.perturb.registry import get_perturbation
@@ -103,7 +115,7 @@ def test_prepare_and_ground_truth_of_a_tiny_code_benchmark(tmp_path):
     _run("prepare", *common)
     prepared = json.loads((tmp_path / "outputs/prepare/humaneval.json").read_text())
     assert prepared["n_problems"] == 3 and prepared["n_inputs"] == 15 and prepared["model_clean_pass_at_1"] == 1.0
-    _run("groundtruth", *common)
+    _run_here("groundtruth", *common, monkeypatch=monkeypatch, capsys=capsys)
 
     table = pd.read_parquet(tmp_path / "outputs/groundtruth/humaneval.parquet")
     assert table.shape[0] == 2**4 and list(table.columns[:4]) == FAMILIES

@@ -77,13 +77,17 @@ def test_a_sweep_over_models_needs_a_name_per_model():
     check_sweep([compose_job(job) for job in hydra_jobs(["-m", "benchmark=tiny", "shard=0,1,2", "num_shards=3"])])
 
 
-def test_a_multirun_over_two_models_prepares_and_evaluates_each(tmp_path):
-    """The real thing: Hydra's multirun launches prepare and ground truth once per model, each under its own name."""
+def test_a_multirun_over_two_models_prepares_and_evaluates_each(tmp_path, monkeypatch):
+    """The real thing: Hydra's multirun launches prepare and ground truth once per model, each under its own name
+    (prepare as its own process, the ground truth's sweep in this process: `run_stage` with the script's argv)."""
+    import importlib
+
     common = ["-m", "benchmark=tiny", "model=digits_cnn_small,digits_cnn_wide", "model.epochs=2", "benchmark.name=tiny-${model.name}",
               f"paths.data={tmp_path}/data", f"paths.outputs={tmp_path}/outputs", f"hydra.sweep.dir={tmp_path}/multirun", "workers=1"]
-    for script in ("prepare", "groundtruth"):
-        done = subprocess.run([sys.executable, f"scripts/{script}.py", *common], cwd=ROOT, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr[-2000:]
+    done = subprocess.run([sys.executable, "scripts/prepare.py", *common], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    monkeypatch.setattr(sys, "argv", [str(ROOT / "scripts" / "groundtruth.py"), *common])
+    importlib.import_module("pipeline.stages.runner").run_stage(importlib.import_module("scripts.groundtruth").main)
     widths = {}
     for name in ("digits_cnn_small", "digits_cnn_wide"):
         state = torch.load(tmp_path / f"data/tiny-{name}/model.pt", map_location="cpu", weights_only=True)

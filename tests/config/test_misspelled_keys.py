@@ -38,9 +38,21 @@ def run_here(script: str, args: list[str], monkeypatch, capsys) -> tuple[int, st
     return exit_.value.code, capsys.readouterr().err
 
 
+TYPOS = [("serach.mode=live", "error: serach: {mode: 'live'} — " + TOP, "search"),
+         ("benchmark.dataset.pth=/x", "error: benchmark.dataset.pth: '/x' — " + DATASET, "test_limit")]
+
+
 @pytest.mark.parametrize("prefix", ["+", "++"])
-@pytest.mark.parametrize("typo, start, valid", [("serach.mode=live", "error: serach: {mode: 'live'} — " + TOP, "search"),
-                                                ("benchmark.dataset.pth=/x", "error: benchmark.dataset.pth: '/x' — " + DATASET, "test_limit")])
+@pytest.mark.parametrize("typo, start, valid", TYPOS, ids=[t for t, _, _ in TYPOS])
+def test_a_misspelled_key_beside_an_added_key_is_named(prefix, typo, start, valid, tmp_path, monkeypatch, capsys):
+    args = [*EXTERNAL, f"{prefix}model.num_classes=10", typo, *paths(tmp_path)]
+    line = assert_one_line(*run_here("search", args, monkeypatch, capsys), start, tmp_path)
+    assert valid in line.removeprefix(start).split(", ")
+
+
+@pytest.mark.parametrize("prefix, typo, start, valid", [  # one in the fast tier, every case of the test above in the slow one
+    pytest.param(prefix, *case, id=f"{case[0]}-{prefix}", marks=() if (prefix, case) == ("+", TYPOS[0]) else pytest.mark.slow)
+    for case in TYPOS for prefix in ("+", "++")])
 def test_a_misspelled_key_beside_an_added_key_is_named_as_a_real_process(prefix, typo, start, valid, tmp_path):
     argv = [*EXTERNAL, f"{prefix}model.num_classes=10", typo, *paths(tmp_path)]
     done = subprocess.run([sys.executable, "scripts/search.py", *argv], cwd=ROOT, capture_output=True, text=True, timeout=300)

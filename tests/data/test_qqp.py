@@ -256,7 +256,20 @@ def _run(script: str, *overrides: str) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
 
 
-def test_prepare_and_ground_truth_of_a_tiny_qqp_benchmark(tmp_path, checkpoint, classifier):
+def _run_here(script: str, *overrides: str, monkeypatch, capsys) -> None:
+    """`_run` in this process (the script's `run_stage(main)` with its argv), where the model libraries are loaded."""
+    import importlib
+
+    module = importlib.import_module(f"scripts.{script}")
+    monkeypatch.setattr(sys, "argv", [str(ROOT / "scripts" / f"{script}.py"), *overrides])
+    try:
+        importlib.import_module("pipeline.stages.runner").run_stage(module.main)
+    except SystemExit as exit_:
+        raise AssertionError(f"{script} exited {exit_.code}: {capsys.readouterr().err[-3000:]}") from None
+
+
+def test_prepare_and_ground_truth_of_a_tiny_qqp_benchmark(tmp_path, checkpoint, classifier, monkeypatch, capsys):
+    """prepare as its own process, as a user runs it; the ground truth in this process."""
     from pipeline.benchmark import accuracy
     from pipeline.perturb.compose import compose
     from pipeline.perturb.registry import get_perturbation
@@ -270,7 +283,7 @@ def test_prepare_and_ground_truth_of_a_tiny_qqp_benchmark(tmp_path, checkpoint, 
     direct = accuracy(classifier.predict(pairs), labels)  # the oracle: the model run directly on the clean pairs
     prepared = json.loads((tmp_path / "outputs/prepare/qqp.json").read_text())
     assert prepared == {"n_test": 12, "n_duplicate": int(labels.sum()), "model_test_accuracy": direct}
-    _run("groundtruth", *common)
+    _run_here("groundtruth", *common, monkeypatch=monkeypatch, capsys=capsys)
 
     table = pd.read_parquet(tmp_path / "outputs/groundtruth/qqp.parquet")
     assert table.shape[0] == 2**4 and list(table.columns[:4]) == FAMILIES

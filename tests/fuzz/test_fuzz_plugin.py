@@ -1,5 +1,10 @@
 """A user's own fuzz adapter, from a package outside the repository, by config alone: the campaign runs on
-it, its source keys the resume store, and one that lacks `evaluate_fn` is one line, exit 2, nothing written."""
+it, its source keys the resume store, and one that lacks `evaluate_fn` is one line, exit 2, nothing written.
+The first campaign runs as its own process (the package found on PYTHONPATH); the reruns and the refusals run in
+this process (`run_stage` with the script's argv, the package on sys.path), the adapter without `evaluate_fn`
+also as its own process in the slow tier (a broken plug-in as a process in the fast one:
+tests/scripts/test_external_plugin.py::test_a_broken_plug_in_is_one_line_exit_2_and_nothing_written)."""
+import importlib
 import itertools
 import json
 import os
@@ -53,13 +58,46 @@ def user(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def overrides(user: Path, target: str, *extra: str) -> list[str]:
+    return ["+fuzz/adapters@fuzz.adapters.mine=external", "fuzz.adapter=mine", f"fuzz.adapters.mine._target_={target}",
+            "fuzz.progress=false", *(f"fuzz.adapters.mine.{o}" for o in SMALL), *extra,
+            f"paths.data={user}/data", f"paths.outputs={user}/outputs"]
+
+
 def fuzz(user: Path, target: str, *extra: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(user), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-    overrides = ["+fuzz/adapters@fuzz.adapters.mine=external", "fuzz.adapter=mine", f"fuzz.adapters.mine._target_={target}",
-                 "fuzz.progress=false", *(f"fuzz.adapters.mine.{o}" for o in SMALL), *extra,
-                 f"paths.data={user}/data", f"paths.outputs={user}/outputs"]
-    return subprocess.run([sys.executable, "scripts/fuzz.py", *overrides], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run([sys.executable, "scripts/fuzz.py", *overrides(user, target, *extra)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def forget_package() -> None:
+    """Drop the user's package from this process's imports: the next run imports its source afresh, as a new process."""
+    for name in [n for n in sys.modules if n == "my_fuzz" or n.startswith("my_fuzz.")]:
+        del sys.modules[name]
+
+
+@pytest.fixture
+def fuzz_here(user: Path, monkeypatch, capsys):
+    """`fuzz_here(target, *extra)`: `fuzz(user, target, *extra)` in this process, as a finished process."""
+    from scripts import fuzz as stage
+
+    def run(target: str, *extra: str) -> subprocess.CompletedProcess:
+        monkeypatch.syspath_prepend(str(user))
+        argv = [str(ROOT / "scripts" / "fuzz.py"), *overrides(user, target, *extra)]
+        monkeypatch.setattr(sys, "argv", argv)
+        capsys.readouterr()
+        forget_package()
+        code = 0
+        try:
+            importlib.import_module("pipeline.stages.runner").run_stage(stage.main)
+        except SystemExit as exit_:
+            code = exit_.code
+        finally:
+            forget_package()
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(argv, code, out.out, out.err)
+
+    return run
 
 
 def brute_force(weights=(1.0, 2.0, 3.0)) -> dict[tuple[float, ...], float]:
@@ -75,8 +113,8 @@ def brute_force(weights=(1.0, 2.0, 3.0)) -> dict[tuple[float, ...], float]:
     return out
 
 
-def test_a_users_adapter_runs_the_campaign_and_its_source_keys_the_store(user):
-    done = fuzz(user, "my_fuzz.adapters.Bowl", "+fuzz.adapters.mine.weights=[1.0,2.0,3.0]")
+def test_a_users_adapter_runs_the_campaign_and_its_source_keys_the_store(user, fuzz_here):
+    done = fuzz(user, "my_fuzz.adapters.Bowl", "+fuzz.adapters.mine.weights=[1.0,2.0,3.0]")  # as its own process
     assert done.returncode == 0, done.stderr
     out = user / "outputs" / "fuzz" / "mine"
     report = StructuralFuzzReport.from_json((out / "report.json").read_text())
@@ -91,25 +129,26 @@ def test_a_users_adapter_runs_the_campaign_and_its_source_keys_the_store(user):
     assert json.loads((out / "metrics.json").read_text())["adapter"] == "mine"
 
     first = (out / "report.json").read_bytes()
-    again = fuzz(user, "my_fuzz.adapters.Bowl", "+fuzz.adapters.mine.weights=[1.0,2.0,3.0]")
+    again = fuzz_here("my_fuzz.adapters.Bowl", "+fuzz.adapters.mine.weights=[1.0,2.0,3.0]")
     assert again.returncode == 0 and (out / "report.json").read_bytes() == first  # resumed: the same report
     source = user / "my_fuzz" / "adapters.py"
     source.write_text(source.read_text().replace("+ 0.1 * jump", "+ 0.2 * jump"))  # the user edits their adapter
-    edited = fuzz(user, "my_fuzz.adapters.Bowl", "+fuzz.adapters.mine.weights=[1.0,2.0,3.0]")
+    edited = fuzz_here("my_fuzz.adapters.Bowl", "+fuzz.adapters.mine.weights=[1.0,2.0,3.0]")
     assert edited.returncode == 0, edited.stderr
     jumped = [r for r in StructuralFuzzReport.from_json((out / "report.json").read_text()).subset_results if r.param_values[0] > 1.5]
     assert all(r.mae == pytest.approx(truth[tuple(r.param_values)] + 0.1) for r in jumped)  # recomputed, not resumed
 
 
-def test_an_adapter_without_evaluate_fn_is_one_line_exit_2_and_nothing_written(user):
-    done = fuzz(user, "my_fuzz.adapters.NoEvaluate")
+@pytest.mark.parametrize("where", ["here", pytest.param("process", marks=pytest.mark.slow)])
+def test_an_adapter_without_evaluate_fn_is_one_line_exit_2_and_nothing_written(user, where, fuzz_here):
+    done = fuzz(user, "my_fuzz.adapters.NoEvaluate") if where == "process" else fuzz_here("my_fuzz.adapters.NoEvaluate")
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0
     assert "fuzz.adapters.mine._target_" in done.stderr and "evaluate_fn" in done.stderr
     assert not (user / "outputs").exists() and not (user / "data").exists()
 
 
-def test_a_plug_in_entry_without_target_is_refused_with_the_choices(user):
-    done = fuzz(user, "my_fuzz.adapters.Bowl", "+fuzz.adapters.other.scale=2")
+def test_a_plug_in_entry_without_target_is_refused_with_the_choices(fuzz_here):
+    done = fuzz_here("my_fuzz.adapters.Bowl", "+fuzz.adapters.other.scale=2")
     assert done.returncode == 2
     assert "fuzz.adapters.other" in done.stderr and "geometric, weights, severity" in done.stderr

@@ -4,7 +4,6 @@ stage scripts' task functions (three quick models in three groups, two Syn-B con
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -182,11 +181,17 @@ def test_schema_rejects_bad_screening_settings(override, key):
     assert str(err.value).startswith(f"{key}:")
 
 
-def test_stage_exits_2_naming_the_key():
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts/screening.py"), "paired.screening.budgets=[0.1,1.5]"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert proc.returncode == 2
-    assert "paired.screening.budgets[1]: 1.5" in proc.stderr
+def test_stage_exits_2_naming_the_key(monkeypatch, capsys):
+    """The stage's entry in this process (`run_stage` with the script's argv; a rejected setting as a process of its
+    own: tests/scripts/test_bad_inputs.py::test_as_real_processes)."""
+    import importlib
+
+    monkeypatch.setattr(sys, "argv", [str(ROOT / "scripts/screening.py"), "paired.screening.budgets=[0.1,1.5]"])
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        importlib.import_module("pipeline.stages.runner").run_stage(importlib.import_module("scripts.screening").main)
+    assert exit_.value.code == 2
+    assert "paired.screening.budgets[1]: 1.5" in capsys.readouterr().err
 
 
 def test_the_recapture_stage_reproduces_the_records_stage(run):

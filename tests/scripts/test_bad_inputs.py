@@ -3,7 +3,8 @@ input file exits with status 2, prints one line on stderr naming the key (or fil
 bad value and what is allowed, and creates or changes no file under outputs/ or data/. Both modes:
 Hydra CLI (`script key=value`) and DVC's (`script --params key=value`, what `dvc repro` / `dvc exp run
 -S` run). Most cases call `run_stage` in this process with the script's argv (a subprocess per case
-costs seconds of imports); `test_as_real_processes` runs a sample as separate processes."""
+costs seconds of imports); `test_as_real_processes` runs a sample as separate processes (one per mode in the fast
+tier, all of REAL in both modes in the slow one)."""
 from __future__ import annotations
 
 import hashlib
@@ -61,15 +62,18 @@ def snapshot(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory) -> Path:
-    """Valid inputs of every stage: ground-truth tables (tiny and digits), tiny search traces, tiny records."""
+    """Valid inputs of every stage: ground-truth tables (tiny and digits), tiny search traces, tiny records (the
+    search and records stages run in this process, with the script's argv)."""
     folder = tmp_path_factory.mktemp("inputs")
     for name, space in (("tiny", TINY), ("digits", DIGITS)):
         (folder / "outputs/groundtruth").mkdir(parents=True, exist_ok=True)
         synthetic_table(space).to_parquet(folder / f"outputs/groundtruth/{name}.parquet", index=False)
     for script, extra in (("search", ["search.seeds=1", "search.methods=[random,testnav]", "search.table2_methods=[random,testnav]",
                                       "search.fig3_methods=[testnav]", "search.fig4_methods=[testnav]"]), ("records", ["paired=tiny"])):
-        done = run(folder, "hydra", script, *extra, "workers=1")
-        assert done.returncode == 0, done.stderr
+        module = importlib.import_module(f"scripts.{script}")
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(sys, "argv", [str(ROOT / "scripts" / f"{script}.py"), *argv(folder, "hydra", (*extra, "workers=1"))])
+            importlib.import_module("pipeline.stages.runner").run_stage(module.main)  # exits (fails the fixture) on an error
     return folder
 
 
@@ -220,14 +224,18 @@ def test_a_bad_or_missing_input_is_one_line_exit_2_and_no_output(inputs, script,
 
 
 REAL = [SETTINGS[0], SETTINGS[4], SETTINGS[19]]
+FAST_REAL = {(SETTINGS[0], "hydra"), (SETTINGS[4], "params")}  # a misspelled key and a bad value, one per mode (the
+# policies script as its own process in the fast tier: test_a_bad_input_file_as_a_real_process)
 
 
-@pytest.mark.parametrize("mode", ["hydra", "params"])
-@pytest.mark.parametrize("script, override, expected", REAL, ids=[f"{s}:{o}" for s, o, _ in REAL])
+@pytest.mark.parametrize("script, override, expected, mode", [
+    pytest.param(*case, mode, id=f"{case[0]}:{case[1]}-{mode}", marks=() if (case, mode) in FAST_REAL else pytest.mark.slow)
+    for case in REAL for mode in ("hydra", "params")])
 def test_as_real_processes(inputs, mode, script, override, expected):
     assert_rejected(inputs, mode, script, (override,), expected)
 
 
+@pytest.mark.slow  # the same sweep in this process in the fast tier: test_hydra_only_settings[-m benchmark=tiny search.seeds=1,0]
 def test_a_multirun_sweep_as_a_real_process(inputs):
     assert_rejected(inputs, "hydra", "search", ("-m", "benchmark=tiny", "search.seeds=2,1,0"), "search.seeds: 0 — an integer ≥ 1")
 

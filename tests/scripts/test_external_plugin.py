@@ -1,10 +1,16 @@
 """A user's own model, from a package outside the repository, by config alone (issue: the open contract): the
 package lives in a temporary folder on PYTHONPATH; prepare, ground truth on `benchmark=tiny`, live search and
 the search summary run on it; editing its source recomputes the ground truth's units; a YAML file in the
-user's own config folder names it; a plug-in that lacks its protocol's method is refused in one line."""
+user's own config folder names it; a plug-in that lacks its protocol's method is refused in one line.
+
+The end-to-end run has two tiers: in the fast one `prepare` runs as its own process (the package found on
+PYTHONPATH) and the later stages in this process (`run_stage` with the script's argv, the package on sys.path);
+the slow tier (`pytest -m slow`) runs every stage as its own process."""
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib
 import json
 import os
 import subprocess
@@ -42,10 +48,8 @@ class NoPredict:
 '''
 
 
-@pytest.fixture(scope="module")
-def user(tmp_path_factory) -> Path:
-    """A folder with the user's package `my_pkg` and their config folder `my_conf`."""
-    folder = tmp_path_factory.mktemp("user")
+def user_folder(folder: Path) -> Path:
+    """`folder` with the user's package `my_pkg` and their config folder `my_conf`."""
     (folder / "my_pkg").mkdir()
     (folder / "my_pkg" / "__init__.py").write_text('"""The user\'s package."""\n')
     (folder / "my_pkg" / "models.py").write_text(MODEL.format(scale=3.0))
@@ -55,6 +59,12 @@ def user(tmp_path_factory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="module")
+def user(tmp_path_factory) -> Path:
+    """A folder with the user's package `my_pkg` and their config folder `my_conf`, shared by the module."""
+    return user_folder(tmp_path_factory.mktemp("user"))
+
+
 def stage(user: Path, script: str, *overrides: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(user), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
     paths = [f"paths.data={user}/data", f"paths.outputs={user}/outputs", "workers=1"]
@@ -62,8 +72,35 @@ def stage(user: Path, script: str, *overrides: str) -> subprocess.CompletedProce
                           capture_output=True, text=True, timeout=600)
 
 
+def forget_package() -> None:
+    """Drop the user's package from this process's imports, so that the next stage imports its source afresh (as a
+    new process would)."""
+    for name in [n for n in sys.modules if n == "my_pkg" or n.startswith("my_pkg.")]:
+        del sys.modules[name]
+
+
+def stage_here(user: Path, script: str, *overrides: str, monkeypatch, capsys) -> subprocess.CompletedProcess:
+    """`stage` in this process: the script's `run_stage(main)` with its argv, the package on sys.path; its exit
+    status and what it printed, as a finished process reports them."""
+    monkeypatch.syspath_prepend(str(user))
+    forget_package()
+    module = importlib.import_module(f"scripts.{script}")
+    argv = [str(ROOT / "scripts" / f"{script}.py"), *overrides, f"paths.data={user}/data", f"paths.outputs={user}/outputs", "workers=1"]
+    monkeypatch.setattr(sys, "argv", argv)
+    capsys.readouterr()
+    code = 0
+    try:
+        importlib.import_module("pipeline.stages.runner").run_stage(module.main)
+    except SystemExit as exit_:
+        code = exit_.code
+    finally:
+        forget_package()
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(argv, code, out.out, out.err)
+
+
 EXTERNAL = ("benchmark=tiny", "model=external", "model._target_=my_pkg.models.MyModel", "+model.num_classes=10",
-            "benchmark.store.enabled=false")
+            "benchmark.store.enabled=false", "benchmark.features.epochs=1")  # KID's feature network: one epoch is enough here
 
 
 def last_json(stdout: str) -> dict:
@@ -74,55 +111,76 @@ def snapshot(folder: Path) -> dict[str, str]:
     return {str(p.relative_to(folder)): hashlib.md5(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_an_external_model_runs_end_to_end(user):
-    done = stage(user, "prepare", *EXTERNAL)
+@pytest.fixture(scope="module")
+def prepared(user) -> subprocess.CompletedProcess:
+    """`prepare` of the user's model on `benchmark=tiny` in the module's folder, as its own process."""
+    return stage(user, "prepare", *EXTERNAL)
+
+
+@pytest.mark.parametrize("where", ["here", pytest.param("processes", marks=pytest.mark.slow)])
+def test_an_external_model_runs_end_to_end(where, tmp_path, request, monkeypatch, capsys):
+    """`here`: prepare as its own process (the module's, shared with the plug-in error tests), then every later
+    stage in this process; `processes` (slow tier): every stage as its own process, in a folder of its own."""
+    if where == "here":
+        user = request.getfixturevalue("user")
+        done = request.getfixturevalue("prepared")
+        run = functools.partial(stage_here, monkeypatch=monkeypatch, capsys=capsys)
+    else:
+        user = user_folder(tmp_path)
+        done = stage(user, "prepare", *EXTERNAL)
+        run = stage
     assert done.returncode == 0, done.stderr
     prepared = {p.name for p in (user / "data" / "tiny").iterdir()}
     assert {"splits.npz", "features.pt"} <= prepared and "model.pt" not in prepared  # nothing trained for it
 
-    first = stage(user, "groundtruth", *EXTERNAL)
+    first = run(user, "groundtruth", *EXTERNAL)
     assert first.returncode == 0, first.stderr
     assert last_json(first.stdout) == {**last_json(first.stdout), "configurations": 9, "resumed": 0}
     table = pd.read_parquet(user / "outputs" / "groundtruth" / "tiny.parquet")
     assert len(table) == 9 and not any(c.startswith("adequacy_") for c in table.columns)  # a black box: no adequacy
 
-    again = stage(user, "groundtruth", *EXTERNAL)
+    again = run(user, "groundtruth", *EXTERNAL)
     assert again.returncode == 0 and last_json(again.stdout)["resumed"] == 9, again.stderr
 
     (user / "my_pkg" / "models.py").write_text(MODEL.format(scale=2.0))  # the user edits their model
-    edited = stage(user, "groundtruth", *EXTERNAL)
+    edited = run(user, "groundtruth", *EXTERNAL)
     assert edited.returncode == 0 and last_json(edited.stdout)["resumed"] == 0, edited.stderr
 
-    live = stage(user, "search", *EXTERNAL, "search.mode=live", "search.live.methods=[testnav]", "search.live.seeds=1",
-                 "search.live.budget=12")
+    live = run(user, "search", *EXTERNAL, "search.mode=live", "search.live.methods=[testnav]", "search.live.seeds=1",
+               "search.live.budget=12")
     assert live.returncode == 0, live.stderr
     for metric in ("ssim", "kid"):  # live traces of the model itself, B = 12 proposals each
         trace = pd.read_parquet(user / "outputs" / "search_live" / "tiny" / metric / "testnav" / "seed=0.trace.parquet")
         assert len(trace) == 12 and trace["delta"].between(0, 1).all()
     methods = ("search.seeds=1", "search.methods=[testnav,random]", "search.table2_methods=[testnav,random]",
                "search.fig3_methods=[testnav]", "search.fig4_methods=[testnav]")
-    table_search = stage(user, "search", *EXTERNAL, *methods)
+    table_search = run(user, "search", *EXTERNAL, *methods)
     assert table_search.returncode == 0, table_search.stderr
-    summary = stage(user, "search_summary", *EXTERNAL, *methods)
+    summary = run(user, "search_summary", *EXTERNAL, *methods)
     assert summary.returncode == 0, summary.stderr
     assert (user / "outputs" / "search_summary").is_dir() and any((user / "outputs" / "search_summary").rglob("*.md"))
 
 
-def test_a_model_yaml_in_the_users_config_folder(user):
-    done = stage(user, "prepare", "benchmark=tiny", f"hydra.searchpath=[file://{user / 'my_conf'}]", "model=my_model",
-                 "benchmark.store.enabled=false", "benchmark.name=tiny_yaml")
+def test_a_model_yaml_in_the_users_config_folder(user, monkeypatch, capsys):
+    done = stage_here(user, "prepare", "benchmark=tiny", f"hydra.searchpath=[file://{user / 'my_conf'}]", "model=my_model",
+                      "benchmark.store.enabled=false", "benchmark.name=tiny_yaml", "benchmark.features.epochs=1",
+                      monkeypatch=monkeypatch, capsys=capsys)
     assert done.returncode == 0, done.stderr
     assert (user / "data" / "tiny_yaml" / "splits.npz").is_file() and not (user / "data" / "tiny_yaml" / "model.pt").exists()
 
 
-@pytest.mark.parametrize("target, missing", [("my_pkg.models.NoPredict", "has no predict_proba() or predict()"),
-                                             ("my_pkg.models.Nowhere", "an importable class or factory")])
-def test_a_broken_plug_in_is_one_line_exit_2_and_nothing_written(user, target, missing):
-    if not (user / "data" / "tiny").is_dir():  # the end-to-end test prepares it, unless xdist ran it on another worker
-        done = stage(user, "prepare", "benchmark=tiny", "model=external", "model._target_=my_pkg.models.MyModel", "+model.num_classes=10")
-        assert done.returncode == 0, done.stderr
+BROKEN = [("my_pkg.models.NoPredict", "has no predict_proba() or predict()"), ("my_pkg.models.Nowhere", "an importable class or factory")]
+
+
+@pytest.mark.parametrize("target, missing, where", [
+    pytest.param(*BROKEN[0], "process", id="NoPredict-process"), pytest.param(*BROKEN[1], "here", id="Nowhere-here"),
+    pytest.param(*BROKEN[1], "process", id="Nowhere-process", marks=pytest.mark.slow)])
+def test_a_broken_plug_in_is_one_line_exit_2_and_nothing_written(user, prepared, target, missing, where, monkeypatch, capsys):
+    """As its own process; the second kind also in this process (`run_stage`: the same check), as a process in the slow tier."""
+    assert prepared.returncode == 0, prepared.stderr  # the ground truth's inputs are there: only the plug-in is wrong
     before = snapshot(user)
-    done = stage(user, "groundtruth", "benchmark=tiny", "model=external", f"model._target_={target}", "+model.num_classes=10")
+    run = stage if where == "process" else functools.partial(stage_here, monkeypatch=monkeypatch, capsys=capsys)
+    done = run(user, "groundtruth", "benchmark=tiny", "model=external", f"model._target_={target}", "+model.num_classes=10")
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: model._target_: "), done.stderr
     assert missing in lines[0], lines[0]
@@ -159,7 +217,7 @@ def test_params_mode_as_dvc_exp_run_composes_it(user, tmp_path, monkeypatch, cap
     entry = importlib.import_module("pipeline.stages.runner")
     monkeypatch.syspath_prepend(str(user))
     composed = entry.compose_conf(["benchmark=tiny", "model=external", "model._target_=my_pkg.models.MyModel",
-                                   "+model.num_classes=10", "benchmark.name=tiny_dvc"])
+                                   "+model.num_classes=10", "benchmark.name=tiny_dvc", "benchmark.features.epochs=1"])
     OmegaConf.save(composed, tmp_path / "params.yaml")
     monkeypatch.setattr(entry, "PARAMS", tmp_path / "params.yaml")
     monkeypatch.setattr(sys, "argv", [str(ROOT / "scripts" / "prepare.py"), "--params", f"paths.data={user}/data",

@@ -13,8 +13,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def tiny_cfg(tmp_path, *overrides):
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        return compose("config", overrides=["benchmark=tiny", f"paths.data={tmp_path}/data",
-                                            f"paths.outputs={tmp_path}/outputs", "workers=1", *overrides])
+        return compose("config", overrides=["benchmark=tiny", f"paths.data={tmp_path}/data", f"paths.outputs={tmp_path}/outputs",
+                                            "workers=1", "model.epochs=1", "benchmark.features.epochs=1",  # how well they learn: not checked
+                                            *overrides])
 
 
 def test_tiny_pipeline_end_to_end(tmp_path):

@@ -2,9 +2,12 @@
 `benchmark=image_folder` with `model=hf_image_classifier` and `benchmark=text_csv` with
 `model=hf_sequence_classifier`, on a generated folder and file and tiny randomly initialised checkpoints
 saved in the test (nothing is downloaded): prepare trains nothing, the ground truth covers Θ, and its clean
-score is the model's own accuracy on D computed directly (the oracle)."""
+score is the model's own accuracy on D computed directly (the oracle). `prepare` runs as its own process, as a
+user runs it; the ground truth in this process (`run_stage` with the script's argv), which has the model
+libraries loaded already."""
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -22,22 +25,36 @@ ROOT = Path(__file__).resolve().parents[2]
 WORDS = "the a cat dog sat on mat is was good bad very not movie film plot".split()
 
 
+def paths(folder: Path) -> list[str]:
+    return [f"paths.data={folder}/data", f"paths.outputs={folder}/outputs", "workers=1", "benchmark.store.enabled=false"]
+
+
 def stage(folder: Path, script: str, *overrides: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    paths = [f"paths.data={folder}/data", f"paths.outputs={folder}/outputs", "workers=1", "benchmark.store.enabled=false"]
-    return subprocess.run([sys.executable, f"scripts/{script}.py", *overrides, *paths], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run([sys.executable, f"scripts/{script}.py", *overrides, *paths(folder)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
 
 
-def run_both(folder: Path, overrides: tuple[str, ...], name: str) -> pd.DataFrame:
-    for script in ("prepare", "groundtruth"):
-        done = stage(folder, script, *overrides)
-        assert done.returncode == 0, done.stderr
+def stage_here(folder: Path, script: str, *overrides: str, monkeypatch, capsys) -> None:
+    """`stage` in this process: the script's `run_stage(main)` with its argv; fails with its error line if it exits."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    module = importlib.import_module(f"scripts.{script}")
+    monkeypatch.setattr(sys, "argv", [str(ROOT / "scripts" / f"{script}.py"), *overrides, *paths(folder)])
+    try:
+        importlib.import_module("pipeline.stages.runner").run_stage(module.main)
+    except SystemExit as exit_:
+        raise AssertionError(f"{script} exited {exit_.code}: {capsys.readouterr().err[-2000:]}") from None
+
+
+def run_both(folder: Path, overrides: tuple[str, ...], name: str, monkeypatch, capsys) -> pd.DataFrame:
+    done = stage(folder, "prepare", *overrides)
+    assert done.returncode == 0, done.stderr
+    stage_here(folder, "groundtruth", *overrides, monkeypatch=monkeypatch, capsys=capsys)
     assert not (folder / "data" / name / "model.pt").exists()  # a model of the user's: nothing trained
     return pd.read_parquet(folder / "outputs" / "groundtruth" / f"{name}.parquet")
 
 
-def test_an_image_folder_with_a_hugging_face_classifier(tmp_path):
+def test_an_image_folder_with_a_hugging_face_classifier(tmp_path, monkeypatch, capsys):
     rng = np.random.default_rng(0)
     for c, name in enumerate(("cat", "dog", "fox")):
         (tmp_path / "images" / name).mkdir(parents=True)
@@ -50,7 +67,7 @@ def test_an_image_folder_with_a_hugging_face_classifier(tmp_path):
     transformers.ViTImageProcessor(size={"height": 16, "width": 16}).save_pretrained(tmp_path / "vit")
     overrides = ("benchmark=image_folder", f"benchmark.dataset.root={tmp_path / 'images'}", "benchmark.dataset.size=32",
                  f"model.path={tmp_path / 'vit'}", "benchmark.perturbations=[brightness,pixelate]", "benchmark.levels=2")
-    table = run_both(tmp_path, overrides, "image_folder")
+    table = run_both(tmp_path, overrides, "image_folder", monkeypatch, capsys)
     assert len(table) == 4 and {"rho_ssim", "pareto_ssim"} <= set(table.columns)
 
     from pipeline.data.image_folder import ImageFolderDataSet
@@ -61,7 +78,7 @@ def test_an_image_folder_with_a_hugging_face_classifier(tmp_path):
     assert table.loc[table["order"] == 0, "accuracy"].item() == pytest.approx(clean)
 
 
-def test_a_text_file_with_a_hugging_face_sequence_classifier(tmp_path):
+def test_a_text_file_with_a_hugging_face_sequence_classifier(tmp_path, monkeypatch, capsys):
     rng = np.random.default_rng(1)
     rows = [{"text": " ".join(rng.choice(WORDS, size=6)), "label": ["neg", "pos"][i % 2]} for i in range(12)]
     (tmp_path / "reviews.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -73,7 +90,7 @@ def test_a_text_file_with_a_hugging_face_sequence_classifier(tmp_path):
     transformers.BertTokenizer(vocab=vocab).save_pretrained(tmp_path / "bert")
     overrides = ("benchmark=text_csv", f"benchmark.dataset.path={tmp_path / 'reviews.jsonl'}", f"model.path={tmp_path / 'bert'}",
                  "model.max_length=16", "benchmark.perturbations=[typo,punctuation]", "benchmark.levels=2", "fidelity=[chrf]")
-    table = run_both(tmp_path, overrides, "text_csv")
+    table = run_both(tmp_path, overrides, "text_csv", monkeypatch, capsys)
     assert len(table) == 4 and {"rho_chrf", "pareto_chrf"} <= set(table.columns)
 
     from pipeline.data.text_table import TextTableDataSet

@@ -8,7 +8,14 @@ submitit.local._local` in a process of its own), the path a SLURM array takes, m
 table is byte-identical to the unsharded one; a shard killed mid-run and resubmitted resumes and gives the
 same table; the merge refuses a shard made from another config with one line naming it, exit status 2
 (the library-level check, with a made-up code fingerprint: tests/test_groundtruth.py::
-test_merge_refuses_a_shard_made_from_other_code)."""
+test_merge_refuses_a_shard_made_from_other_code).
+
+The fast tier submits one shard through submitit (the killed one, resubmitted) and merges the three; the slow
+tier (`pytest -m slow`) adds all three shards as one submitit array merged by the merge script as its own
+process, and the live batch search through submitit jobs, killed and resumed. Their paths in the fast tier: one
+submitit job per chunk of a live round (tests/test_live_evaluation.py::test_submitit_jobs_give_the_direct_values)
+and a live search stopped mid-run and resumed (tests/search/test_search_stages.py::
+test_live_mode_resumes_an_interrupted_run_with_the_uninterrupted_trace)."""
 from __future__ import annotations
 
 import json
@@ -29,8 +36,8 @@ STORE = "data/cache/store/groundtruth/tiny-shard-{}-of-3.sqlite"
 
 
 def overrides(folder: Path, *extra: str) -> list[str]:
-    return ["benchmark=tiny", "model.epochs=2", "workers=1", f"paths.data={folder}/data", f"paths.outputs={folder}/outputs",
-            *extra]
+    return ["benchmark=tiny", "model.epochs=1", "benchmark.features.epochs=1", "workers=1", f"paths.data={folder}/data",
+            f"paths.outputs={folder}/outputs", *extra]
 
 
 def config(folder: Path, *extra: str):
@@ -79,6 +86,7 @@ def copy_inputs(base: Path, folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow  # the fast tier: one shard through submitit, then the merge (the killed-shard test below)
 def test_shards_through_submitit_merge_to_the_unsharded_table(base, tmp_path):
     folder = copy_inputs(base, tmp_path)
     submit(folder, "0,1,2")
@@ -118,6 +126,8 @@ def finished(path: Path) -> int:
 
 
 def test_a_shard_killed_mid_run_and_resubmitted_gives_the_same_table(base, tmp_path):
+    """Shards 0 and 2 run here; shard 1, killed after its first configuration, is resubmitted through submitit and
+    resumes; the merge of the three is the unsharded table and summary."""
     from scripts import groundtruth, merge_groundtruth
 
     folder = copy_inputs(base, tmp_path)
@@ -138,7 +148,8 @@ def test_a_shard_killed_mid_run_and_resubmitted_gives_the_same_table(base, tmp_p
     (stats,) = job_stats(folder)
     assert stats["resumed"] == killed_at and stats["evaluated"] == 3 - killed_at, stats
     merge_groundtruth.main(config(folder, "num_shards=3"))
-    assert (folder / "outputs/groundtruth/tiny.parquet").read_bytes() == (base / "outputs/groundtruth/tiny.parquet").read_bytes()
+    for name in ("tiny.parquet", "tiny.summary.json"):
+        assert (folder / "outputs/groundtruth" / name).read_bytes() == (base / "outputs/groundtruth" / name).read_bytes(), name
 
 
 def test_the_merge_refuses_a_shard_made_from_another_config(base, tmp_path, monkeypatch, capsys):
@@ -173,6 +184,7 @@ def live_search(folder: Path, *extra: str) -> list[dict]:
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith('{"metric"')]
 
 
+@pytest.mark.slow  # the fast tier: test_live_evaluation.py (submitit jobs), test_search_stages.py (an interrupted live run)
 def test_live_batch_search_through_submitit_resumes_after_a_kill_with_the_table_values(base, tmp_path):
     folder = copy_inputs(base, tmp_path)
     store = folder / LIVE_STORE

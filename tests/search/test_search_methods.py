@@ -22,12 +22,21 @@ def small_problem(levels: int = 4, dims: int = 4) -> GroundTruth:
     return GroundTruth.from_table(synthetic_table(space), "syn", "ssim")
 
 
-SLOW = ("optuna_tpe", "optuna_gp", "botorch_qlognehvi")  # the GP and TPE anchors: seconds per proposal at a few hundred
+SLOW = ("optuna_tpe", "optuna_gp", "botorch_qlognehvi", "pnd", "pnd_uniform")  # the GP and TPE methods: seconds per
+# proposal at a few hundred
+SLOW_TIER = ("optuna_gp", "botorch_qlognehvi", "epal")  # anchors taking seconds a run even here: in the slow tier, their
+# accounting and determinism in the fast one by tests/search/test_search_anchors.py (test_trace_accounting,
+# test_deterministic_per_seed_and_different_across_seeds)
 
 
 def problem_for(method: str) -> GroundTruth:
-    """The 4^4 problem, or a 3^3 one for the slow anchors (their own tests: test_search_anchors.py)."""
+    """The 4^4 problem, or a 3^3 one for the slow methods (their own tests: test_search_anchors.py, test_search_pnd.py)."""
     return small_problem(3, 3) if method in SLOW else small_problem()
+
+
+def every_method() -> list:
+    """Every registered method, those of SLOW_TIER in the slow tier."""
+    return [pytest.param(m, marks=pytest.mark.slow) if m in SLOW_TIER else m for m in METHODS]
 
 
 def hp(method: str) -> dict:
@@ -38,7 +47,7 @@ def thetas(trace: pd.DataFrame, space: Space) -> list[tuple[int, ...]]:
     return [tuple(r) for r in trace[list(space.names)].to_numpy().tolist()]
 
 
-@pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.parametrize("method", every_method())
 def test_budget_accounting_of_every_method(method):
     p = problem_for(method)
     budget = 300 if method not in SLOW else 40
@@ -213,7 +222,7 @@ def test_testnav_recovers_the_whole_front_within_the_paper_budget():
     assert m["auc"] >= random["auc"] + 0.10
 
 
-@pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.parametrize("method", every_method())
 def test_same_seed_same_trace(method):
     p = problem_for(method)
     budget = 200 if method not in SLOW else 20

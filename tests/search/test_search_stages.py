@@ -158,6 +158,49 @@ def test_live_mode_writes_trace_and_ranking(tmp_path, monkeypatch):
     assert (base / "greedy" / "seed=0.ranked.parquet").exists()
 
 
+class Killed(Exception):
+    """Stands in for a kill: raised by the benchmark in the middle of a run."""
+
+
+def test_live_mode_resumes_an_interrupted_run_with_the_uninterrupted_trace(tmp_path, monkeypatch, capsys):
+    """GP-PND's rounds of q = 4: a run stopped inside its second round keeps the first round's evaluations in the
+    live resume store; the rerun computes only the rest, and its trace is the one of a run never stopped. (The same
+    through submitit jobs, the first run killed as a real process: tests/scripts/test_submitit.py, slow tier.)"""
+    from pipeline import groundtruth, live_evaluation
+
+    cfg = config(tmp_path, names=("noise", "shift"), levels=3, fidelity=("negmse",))
+    cfg.search.mode = "live"
+    cfg.search.live.update(methods=["pnd"], batch_size=4, executor="serial")
+    bench = make_benchmark(levels=3)
+    calls, stop = [], {"after": 6}
+
+    def evaluate(theta):
+        if len(calls) == stop["after"]:
+            raise Killed
+        calls.append(theta)
+        return type(bench).evaluate(bench, theta)
+
+    monkeypatch.setattr(bench, "evaluate", evaluate)
+    search = stage("search")
+    monkeypatch.setattr(live_evaluation, "benchmark_of", lambda key, factory: bench)
+    monkeypatch.setattr(groundtruth, "table_fingerprint", lambda spec, assets: "synthetic")  # its spec names no data set
+    monkeypatch.setattr(search, "check_plugins", lambda spec: None)  # the config's model is not the one evaluated
+    with pytest.raises(Killed):
+        search.main(cfg)
+    stop["after"] = None
+    capsys.readouterr()
+    search.main(cfg)
+    (run,) = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith('{"metric"')]
+    assert run["method"] == "pnd" and run["computed_now"] == run["evaluated"] - 4, run  # the first round came from the store
+    path = tmp_path / "out" / "search_live" / "syn" / "negmse" / "pnd" / "seed=0.trace.parquet"
+    trace = pd.read_parquet(path)
+    sizes = trace[trace["is_new"]].groupby("round").size()
+    assert sizes.index.tolist() == list(range(1, len(sizes) + 1)) and sizes.tolist()[:2] == [4, 4]  # 8 of 9 in two rounds of q
+    (tmp_path / "data" / "cache" / "store" / "search_live" / "syn.sqlite").unlink()
+    search.main(cfg)  # from scratch
+    pd.testing.assert_frame_equal(pd.read_parquet(path), trace)  # the resumed run is the uninterrupted one
+
+
 def test_tune_selects_a_setting_and_reuses_cells(cfg, tmp_path, capsys):
     tune = stage("tune")
     tune.main(cfg)

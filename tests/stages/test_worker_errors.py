@@ -1,9 +1,12 @@
 """An error raised where a stage's work runs, in worker processes, reaches the stage's one error path:
 live search on a CSV whose label column is misnamed (the data set is built in joblib's workers) prints one
 `error:` line and exits 2, as `prepare` does for the same file; the ground truth's process pool hands a
-benchmark that cannot be built back to the parent as that error, not as a broken pool."""
+benchmark that cannot be built back to the parent as that error, not as a broken pool. The live search runs in
+this process in the fast tier (`run_stage` with the script's argv; its workers are processes all the same) and as
+a process of its own in the slow tier."""
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -25,18 +28,46 @@ class Constant:
 '''
 
 
-def test_live_search_reports_a_data_set_its_workers_cannot_build_in_one_line(tmp_path):
+def forget_package() -> None:
+    """Drop a `my_pkg` another test imported into this process: the one of this test is to be found."""
+    for name in [n for n in sys.modules if n == "my_pkg" or n.startswith("my_pkg.")]:
+        del sys.modules[name]
+
+
+def search_here(argv: list[str], user: Path, monkeypatch, capfd) -> subprocess.CompletedProcess:
+    """scripts/search.py's `run_stage(main)` in this process, the package on sys.path (which the spawned workers get);
+    its exit status and what it and its workers wrote (file descriptors 1 and 2)."""
+    monkeypatch.syspath_prepend(str(user))
+    monkeypatch.setattr(sys, "argv", [str(ROOT / "scripts" / "search.py"), *argv])
+    forget_package()
+    capfd.readouterr()
+    code = 0
+    try:
+        importlib.import_module("pipeline.stages.runner").run_stage(importlib.import_module("scripts.search").main)
+    except SystemExit as exit_:
+        code = exit_.code
+    finally:
+        forget_package()
+    out = capfd.readouterr()
+    return subprocess.CompletedProcess(argv, code, out.out, out.err)
+
+
+@pytest.mark.parametrize("where", ["here", pytest.param("process", marks=pytest.mark.slow)])
+def test_live_search_reports_a_data_set_its_workers_cannot_build_in_one_line(where, tmp_path, monkeypatch, capfd):
     (tmp_path / "my_pkg").mkdir()
     (tmp_path / "my_pkg" / "__init__.py").write_text("")
     (tmp_path / "my_pkg" / "text.py").write_text(MODEL)
     (tmp_path / "reviews.csv").write_text("text,category\ngood film,1\nbad film,0\nfine,1\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
     argv = ["benchmark=text_csv", f"benchmark.dataset.path={tmp_path}/reviews.csv", "model=external",
             "model._target_=my_pkg.text.Constant", "fidelity=[chrf]", "benchmark.perturbations=[typo,punctuation]",
             "benchmark.levels=2", "search.mode=live", "search.live.executor=processes", "search.live.batch_size=2", "workers=2",
             "suite=[]", f"paths.data={tmp_path}/data", f"paths.outputs={tmp_path}/outputs"]
-    done = subprocess.run([sys.executable, "scripts/search.py", *argv], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=600)
+    if where == "here":
+        done = search_here(argv, tmp_path, monkeypatch, capfd)
+    else:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
+        done = subprocess.run([sys.executable, "scripts/search.py", *argv], cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=600)
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr and len(errors) == 1, done.stderr
