@@ -56,6 +56,8 @@ EXPECTED: dict[str, list[str]] = {
     "bench_search_limit": [*(rf"^\| {f} \| {f}-0 \| \d+ \| \d+ \| \d+ \| \d+ \| {NUM} \| \d+ \| \d+ \| \d+ \| \d+ \| {NUM} \|$"
                              for f in ("smooth", "long_front")),
                            rf"^\| all tables \| {NUM} \| {NUM} \|$"],
+    "bench_text_prefetch": [rf"^3 sets of 12 leads: one call per set {NUM} s, one call for all {NUM} s -> {NUM}x; "
+                            r"prefetched encodings equal set by set: True$"],
     "bench_throughput": [rf"^  batch +32: +{NUM} configs/s, +{NUM} images/s \({NUM}x batch 512\)",
                          rf"^  batch  1024: +{NUM} images/s \({NUM}x\)$",
                          r"^vit_b_16 ground truth and inference left out: --quick on a CPU|^vit_b_16 \(224×224\) inference on cuda"],
