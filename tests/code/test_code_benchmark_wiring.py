@@ -1,13 +1,11 @@
 """The code benchmark wired end to end through the benchmark abstraction: `benchmark=humaneval` in the schema,
 ψ = RP5@1 as the registered task metric `robust_pass`, the code fidelity metrics, and prepare + ground truth
-of a tiny code configuration through the real stage scripts (prepare as its own process, the ground truth in this
-process: `run_stage` with the script's argv)."""
+of a tiny code configuration through the real stage scripts (in this process: `run_stage` with the script's argv)."""
 from __future__ import annotations
 
 import ast
 import importlib
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -90,13 +88,10 @@ def test_code_bert_f1_reuses_encodings_and_equals_plain_bert_f1():
     assert fast.reused >= 2 * 2  # (1,2,0,3) and (1,0,0,3) reuse (1,2,0,0)'s token ids; (0,4,2,5) reuses (0,4,2,0)'s
 
 
-def _run(script: str, *overrides: str) -> None:
-    done = subprocess.run([sys.executable, f"scripts/{script}.py", *overrides], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-
-
-def _run_here(script: str, *overrides: str, monkeypatch, capsys) -> None:
-    """`_run` in this process."""
+def _run(script: str, *overrides: str, monkeypatch, capsys) -> None:
+    """`python scripts/<script>.py *overrides` in this process (the script's `run_stage(main)` with its argv); fails with
+    the error line if it exits. (The stage scripts as processes of their own: tests/scripts/test_external_plugin.py,
+    test_real_data_plugins.py.)"""
     module = importlib.import_module(f"scripts.{script}")
     monkeypatch.setattr(sys, "argv", [str(ROOT / "scripts" / f"{script}.py"), *overrides])
     try:
@@ -112,10 +107,10 @@ def test_prepare_and_ground_truth_of_a_tiny_code_benchmark(tmp_path, monkeypatch
 
     common = ("benchmark=humaneval", "benchmark.levels=2", "benchmark.dataset.problems=3", "workers=1",
               f"paths.data={tmp_path}/data", f"paths.outputs={tmp_path}/outputs")
-    _run("prepare", *common)
+    _run("prepare", *common, monkeypatch=monkeypatch, capsys=capsys)
     prepared = json.loads((tmp_path / "outputs/prepare/humaneval.json").read_text())
     assert prepared["n_problems"] == 3 and prepared["n_inputs"] == 15 and prepared["model_clean_pass_at_1"] == 1.0
-    _run_here("groundtruth", *common, monkeypatch=monkeypatch, capsys=capsys)
+    _run("groundtruth", *common, monkeypatch=monkeypatch, capsys=capsys)
 
     table = pd.read_parquet(tmp_path / "outputs/groundtruth/humaneval.parquet")
     assert table.shape[0] == 2**4 and list(table.columns[:4]) == FAMILIES

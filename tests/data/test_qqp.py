@@ -5,7 +5,6 @@ the config errors, and prepare + ground truth through the real stage scripts."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -251,13 +250,10 @@ def test_unset_paths_are_one_line_naming_the_key_and_the_environment_variable(mo
 
 # ---- end to end ----------------------------------------------------------------------------------------
 
-def _run(script: str, *overrides: str) -> None:
-    done = subprocess.run([sys.executable, f"scripts/{script}.py", *overrides], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-
-
-def _run_here(script: str, *overrides: str, monkeypatch, capsys) -> None:
-    """`_run` in this process (the script's `run_stage(main)` with its argv), where the model libraries are loaded."""
+def _run(script: str, *overrides: str, monkeypatch, capsys) -> None:
+    """`python scripts/<script>.py *overrides` in this process (the script's `run_stage(main)` with its argv), where the
+    model libraries are loaded already; fails with the error line if it exits. (The stage scripts as processes of their
+    own: tests/scripts/test_external_plugin.py, test_real_data_plugins.py.)"""
     import importlib
 
     module = importlib.import_module(f"scripts.{script}")
@@ -269,7 +265,6 @@ def _run_here(script: str, *overrides: str, monkeypatch, capsys) -> None:
 
 
 def test_prepare_and_ground_truth_of_a_tiny_qqp_benchmark(tmp_path, checkpoint, classifier, monkeypatch, capsys):
-    """prepare as its own process, as a user runs it; the ground truth in this process."""
     from pipeline.benchmark import accuracy
     from pipeline.perturb.compose import compose
     from pipeline.perturb.registry import get_perturbation
@@ -278,12 +273,12 @@ def test_prepare_and_ground_truth_of_a_tiny_qqp_benchmark(tmp_path, checkpoint, 
     common = ("benchmark=qqp", f"benchmark.dataset.root={root}", "benchmark.dataset.limit=12", "benchmark.levels=2",
               f"model.weights_path={checkpoint}", "model.max_length=64", "workers=1",
               f"paths.data={tmp_path}/data", f"paths.outputs={tmp_path}/outputs")
-    _run("prepare", *common)
+    _run("prepare", *common, monkeypatch=monkeypatch, capsys=capsys)
     pairs, labels = [(a, b) for a, b, _ in PAIRS], np.array([y for *_, y in PAIRS])
     direct = accuracy(classifier.predict(pairs), labels)  # the oracle: the model run directly on the clean pairs
     prepared = json.loads((tmp_path / "outputs/prepare/qqp.json").read_text())
     assert prepared == {"n_test": 12, "n_duplicate": int(labels.sum()), "model_test_accuracy": direct}
-    _run_here("groundtruth", *common, monkeypatch=monkeypatch, capsys=capsys)
+    _run("groundtruth", *common, monkeypatch=monkeypatch, capsys=capsys)
 
     table = pd.read_parquet(tmp_path / "outputs/groundtruth/qqp.parquet")
     assert table.shape[0] == 2**4 and list(table.columns[:4]) == FAMILIES

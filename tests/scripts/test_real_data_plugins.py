@@ -2,9 +2,9 @@
 `benchmark=image_folder` with `model=hf_image_classifier` and `benchmark=text_csv` with
 `model=hf_sequence_classifier`, on a generated folder and file and tiny randomly initialised checkpoints
 saved in the test (nothing is downloaded): prepare trains nothing, the ground truth covers Θ, and its clean
-score is the model's own accuracy on D computed directly (the oracle). `prepare` runs as its own process, as a
-user runs it; the ground truth in this process (`run_stage` with the script's argv), which has the model
-libraries loaded already."""
+score is the model's own accuracy on D computed directly (the oracle). The image folder's `prepare` runs as its
+own process, as a user runs it; the other stages in this process (`run_stage` with the script's argv), which has
+the model libraries loaded already."""
 from __future__ import annotations
 
 import importlib
@@ -46,9 +46,12 @@ def stage_here(folder: Path, script: str, *overrides: str, monkeypatch, capsys) 
         raise AssertionError(f"{script} exited {exit_.code}: {capsys.readouterr().err[-2000:]}") from None
 
 
-def run_both(folder: Path, overrides: tuple[str, ...], name: str, monkeypatch, capsys) -> pd.DataFrame:
-    done = stage(folder, "prepare", *overrides)
-    assert done.returncode == 0, done.stderr
+def run_both(folder: Path, overrides: tuple[str, ...], name: str, monkeypatch, capsys, prepare_as_process: bool = False) -> pd.DataFrame:
+    if prepare_as_process:
+        done = stage(folder, "prepare", *overrides)
+        assert done.returncode == 0, done.stderr
+    else:
+        stage_here(folder, "prepare", *overrides, monkeypatch=monkeypatch, capsys=capsys)
     stage_here(folder, "groundtruth", *overrides, monkeypatch=monkeypatch, capsys=capsys)
     assert not (folder / "data" / name / "model.pt").exists()  # a model of the user's: nothing trained
     return pd.read_parquet(folder / "outputs" / "groundtruth" / f"{name}.parquet")
@@ -67,7 +70,7 @@ def test_an_image_folder_with_a_hugging_face_classifier(tmp_path, monkeypatch, c
     transformers.ViTImageProcessor(size={"height": 16, "width": 16}).save_pretrained(tmp_path / "vit")
     overrides = ("benchmark=image_folder", f"benchmark.dataset.root={tmp_path / 'images'}", "benchmark.dataset.size=32",
                  f"model.path={tmp_path / 'vit'}", "benchmark.perturbations=[brightness,pixelate]", "benchmark.levels=2")
-    table = run_both(tmp_path, overrides, "image_folder", monkeypatch, capsys)
+    table = run_both(tmp_path, overrides, "image_folder", monkeypatch, capsys, prepare_as_process=True)
     assert len(table) == 4 and {"rho_ssim", "pareto_ssim"} <= set(table.columns)
 
     from pipeline.data.image_folder import ImageFolderDataSet
