@@ -4,7 +4,6 @@ The first campaign runs as its own process (the package found on PYTHONPATH); th
 this process (`run_stage` with the script's argv, the package on sys.path), the adapter without `evaluate_fn`
 also as its own process in the slow tier (a broken plug-in as a process in the fast one:
 tests/scripts/test_external_plugin.py::test_a_broken_plug_in_is_one_line_exit_2_and_nothing_written)."""
-import importlib
 import itertools
 import json
 import os
@@ -17,6 +16,7 @@ import numpy as np
 import pytest
 
 from pipeline.fuzz import StructuralFuzzReport
+from tests.in_process import forgetting, stage_here
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,32 +70,12 @@ def fuzz(user: Path, target: str, *extra: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600)
 
 
-def forget_package() -> None:
-    """Drop the user's package from this process's imports: the next run imports its source afresh, as a new process."""
-    for name in [n for n in sys.modules if n == "my_fuzz" or n.startswith("my_fuzz.")]:
-        del sys.modules[name]
-
-
 @pytest.fixture
 def fuzz_here(user: Path, monkeypatch, capsys):
     """`fuzz_here(target, *extra)`: `fuzz(user, target, *extra)` in this process, as a finished process."""
-    from scripts import fuzz as stage
-
     def run(target: str, *extra: str) -> subprocess.CompletedProcess:
         monkeypatch.syspath_prepend(str(user))
-        argv = [str(ROOT / "scripts" / "fuzz.py"), *overrides(user, target, *extra)]
-        monkeypatch.setattr(sys, "argv", argv)
-        capsys.readouterr()
-        forget_package()
-        code = 0
-        try:
-            importlib.import_module("pipeline.stages.runner").run_stage(stage.main)
-        except SystemExit as exit_:
-            code = exit_.code
-        finally:
-            forget_package()
-        out = capsys.readouterr()
-        return subprocess.CompletedProcess(argv, code, out.out, out.err)
+        return stage_here("fuzz", overrides(user, target, *extra), monkeypatch, capsys, forgetting("my_fuzz"))
 
     return run
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib
 import json
 import os
 import subprocess
@@ -20,6 +19,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+
+from tests import in_process
+from tests.in_process import forgetting
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,31 +74,11 @@ def stage(user: Path, script: str, *overrides: str) -> subprocess.CompletedProce
                           capture_output=True, text=True, timeout=600)
 
 
-def forget_package() -> None:
-    """Drop the user's package from this process's imports, so that the next stage imports its source afresh (as a
-    new process would)."""
-    for name in [n for n in sys.modules if n == "my_pkg" or n.startswith("my_pkg.")]:
-        del sys.modules[name]
-
-
 def stage_here(user: Path, script: str, *overrides: str, monkeypatch, capsys) -> subprocess.CompletedProcess:
-    """`stage` in this process: the script's `run_stage(main)` with its argv, the package on sys.path; its exit
-    status and what it printed, as a finished process reports them."""
+    """`stage` in this process (`tests.in_process.stage_here`), the package on sys.path and imported afresh."""
     monkeypatch.syspath_prepend(str(user))
-    forget_package()
-    module = importlib.import_module(f"scripts.{script}")
-    argv = [str(ROOT / "scripts" / f"{script}.py"), *overrides, f"paths.data={user}/data", f"paths.outputs={user}/outputs", "workers=1"]
-    monkeypatch.setattr(sys, "argv", argv)
-    capsys.readouterr()
-    code = 0
-    try:
-        importlib.import_module("pipeline.stages.runner").run_stage(module.main)
-    except SystemExit as exit_:
-        code = exit_.code
-    finally:
-        forget_package()
-    out = capsys.readouterr()
-    return subprocess.CompletedProcess(argv, code, out.out, out.err)
+    return in_process.stage_here(script, [*overrides, f"paths.data={user}/data", f"paths.outputs={user}/outputs", "workers=1"],
+                                 monkeypatch, capsys, forgetting("my_pkg"))
 
 
 EXTERNAL = ("benchmark=tiny", "model=external", "model._target_=my_pkg.models.MyModel", "+model.num_classes=10",

@@ -6,16 +6,15 @@ runs as its own process, as a user runs it; the other stages run in this process
 script's argv: the same configuration, exit status and output, without a process's seconds of imports)."""
 from __future__ import annotations
 
-import importlib
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.scripts.test_submitit import ROOT, config, overrides, script
+from tests.in_process import stage_here
+from tests.scripts.test_submitit import config, overrides, script
 
 
 @pytest.fixture(scope="module")
@@ -31,17 +30,7 @@ def prepared(tmp_path_factory) -> Path:
 def here(monkeypatch, capsys):
     """`here(name, folder, *extra)`: `script(name, folder, *extra)` in this process, as a finished process."""
     def run(name: str, folder: Path, *extra: str) -> subprocess.CompletedProcess:
-        module = importlib.import_module(f"scripts.{name}")
-        argv = [str(ROOT / "scripts" / f"{name}.py"), *extra, *overrides(folder)]
-        monkeypatch.setattr(sys, "argv", argv)
-        capsys.readouterr()
-        code = 0
-        try:
-            importlib.import_module("pipeline.stages.runner").run_stage(module.main)
-        except SystemExit as exit_:
-            code = exit_.code
-        out = capsys.readouterr()
-        return subprocess.CompletedProcess(argv, code, out.out, out.err)
+        return stage_here(name, [*extra, *overrides(folder)], monkeypatch, capsys)
 
     return run
 

@@ -6,7 +6,6 @@ this process in the fast tier (`run_stage` with the script's argv; its workers a
 a process of its own in the slow tier."""
 from __future__ import annotations
 
-import importlib
 import os
 import subprocess
 import sys
@@ -17,6 +16,7 @@ import pytest
 from pipeline.config import ConfigError
 from pipeline.groundtruth import evaluate_shard
 from pipeline.space import Space
+from tests.in_process import forgetting, stage_here
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = '''import numpy as np
@@ -28,28 +28,11 @@ class Constant:
 '''
 
 
-def forget_package() -> None:
-    """Drop a `my_pkg` another test imported into this process: the one of this test is to be found."""
-    for name in [n for n in sys.modules if n == "my_pkg" or n.startswith("my_pkg.")]:
-        del sys.modules[name]
-
-
 def search_here(argv: list[str], user: Path, monkeypatch, capfd) -> subprocess.CompletedProcess:
     """scripts/search.py's `run_stage(main)` in this process, the package on sys.path (which the spawned workers get);
     its exit status and what it and its workers wrote (file descriptors 1 and 2)."""
     monkeypatch.syspath_prepend(str(user))
-    monkeypatch.setattr(sys, "argv", [str(ROOT / "scripts" / "search.py"), *argv])
-    forget_package()
-    capfd.readouterr()
-    code = 0
-    try:
-        importlib.import_module("pipeline.stages.runner").run_stage(importlib.import_module("scripts.search").main)
-    except SystemExit as exit_:
-        code = exit_.code
-    finally:
-        forget_package()
-    out = capfd.readouterr()
-    return subprocess.CompletedProcess(argv, code, out.out, out.err)
+    return stage_here("search", argv, monkeypatch, capfd, forgetting("my_pkg"))
 
 
 @pytest.mark.parametrize("where", ["here", pytest.param("process", marks=pytest.mark.slow)])
