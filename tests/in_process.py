@@ -40,3 +40,14 @@ def stage_here(script: str, args: Sequence[str], monkeypatch, capture, forget: C
         forget()
     out = capture.readouterr()
     return subprocess.CompletedProcess(argv, code, out.out, out.err)
+
+
+def run_or_fail(script: str, args: Sequence[str], monkeypatch, capsys) -> None:
+    """scripts/<script>.py with `args`, in this process; fails with its error line if it exits (what it printed
+    stays in `capsys` for the test to read)."""
+    module = importlib.import_module(f"scripts.{script}")
+    monkeypatch.setattr(sys, "argv", [str(ROOT / "scripts" / f"{script}.py"), *args])
+    try:
+        importlib.import_module("pipeline.stages.runner").run_stage(module.main)
+    except SystemExit as exit_:
+        raise AssertionError(f"{script} exited {exit_.code}: {capsys.readouterr().err[-3000:]}") from None

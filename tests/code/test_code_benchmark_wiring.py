@@ -4,9 +4,7 @@ of a tiny code configuration through the real stage scripts (in this process: `r
 from __future__ import annotations
 
 import ast
-import importlib
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +15,7 @@ from pipeline.benchmark import get_task_metric
 from pipeline.config import ConfigError
 from pipeline.fidelity.code import variant_rows
 from pipeline.stages.runner import compose_job, load_params
+from tests.in_process import run_or_fail
 
 ROOT = Path(__file__).resolve().parents[2]
 FAMILIES = ["butterfingers", "char_case", "whitespace", "newline"]
@@ -88,18 +87,6 @@ def test_code_bert_f1_reuses_encodings_and_equals_plain_bert_f1():
     assert fast.reused >= 2 * 2  # (1,2,0,3) and (1,0,0,3) reuse (1,2,0,0)'s token ids; (0,4,2,5) reuses (0,4,2,0)'s
 
 
-def _run(script: str, *overrides: str, monkeypatch, capsys) -> None:
-    """`python scripts/<script>.py *overrides` in this process (the script's `run_stage(main)` with its argv); fails with
-    the error line if it exits. (The stage scripts as processes of their own: tests/scripts/test_external_plugin.py,
-    test_real_data_plugins.py.)"""
-    module = importlib.import_module(f"scripts.{script}")
-    monkeypatch.setattr(sys, "argv", [str(ROOT / "scripts" / f"{script}.py"), *overrides])
-    try:
-        importlib.import_module("pipeline.stages.runner").run_stage(module.main)
-    except SystemExit as exit_:
-        raise AssertionError(f"{script} exited {exit_.code}: {capsys.readouterr().err[-3000:]}") from None
-
-
 def test_prepare_and_ground_truth_of_a_tiny_code_benchmark(tmp_path, monkeypatch, capsys):
     from pipeline.code.assets import load_code_set
     from pipeline.perturb.compose import compose
@@ -107,10 +94,10 @@ def test_prepare_and_ground_truth_of_a_tiny_code_benchmark(tmp_path, monkeypatch
 
     common = ("benchmark=humaneval", "benchmark.levels=2", "benchmark.dataset.problems=3", "workers=1",
               f"paths.data={tmp_path}/data", f"paths.outputs={tmp_path}/outputs")
-    _run("prepare", *common, monkeypatch=monkeypatch, capsys=capsys)
+    run_or_fail("prepare", common, monkeypatch, capsys)
     prepared = json.loads((tmp_path / "outputs/prepare/humaneval.json").read_text())
     assert prepared["n_problems"] == 3 and prepared["n_inputs"] == 15 and prepared["model_clean_pass_at_1"] == 1.0
-    _run("groundtruth", *common, monkeypatch=monkeypatch, capsys=capsys)
+    run_or_fail("groundtruth", common, monkeypatch, capsys)
 
     table = pd.read_parquet(tmp_path / "outputs/groundtruth/humaneval.parquet")
     assert table.shape[0] == 2**4 and list(table.columns[:4]) == FAMILIES

@@ -16,8 +16,9 @@ import torch
 from pipeline.config import ConfigError
 from pipeline.data.qqp import load_qqp
 from pipeline.perturb import text
-from pipeline.text_pairs import is_pair, side_seed, sides
 from pipeline.stages.runner import compose_job
+from pipeline.text_pairs import is_pair, side_seed, sides
+from tests.in_process import run_or_fail
 
 ROOT = Path(__file__).resolve().parents[2]
 FAMILIES = ["synonym", "typo", "contraction", "punctuation"]
@@ -250,19 +251,6 @@ def test_unset_paths_are_one_line_naming_the_key_and_the_environment_variable(mo
 
 # ---- end to end ----------------------------------------------------------------------------------------
 
-def _run(script: str, *overrides: str, monkeypatch, capsys) -> None:
-    """`python scripts/<script>.py *overrides` in this process (the script's `run_stage(main)` with its argv), where the
-    model libraries are loaded already; fails with the error line if it exits. (The stage scripts as processes of their
-    own: tests/scripts/test_external_plugin.py, test_real_data_plugins.py.)"""
-    import importlib
-
-    module = importlib.import_module(f"scripts.{script}")
-    monkeypatch.setattr(sys, "argv", [str(ROOT / "scripts" / f"{script}.py"), *overrides])
-    try:
-        importlib.import_module("pipeline.stages.runner").run_stage(module.main)
-    except SystemExit as exit_:
-        raise AssertionError(f"{script} exited {exit_.code}: {capsys.readouterr().err[-3000:]}") from None
-
 
 def test_prepare_and_ground_truth_of_a_tiny_qqp_benchmark(tmp_path, checkpoint, classifier, monkeypatch, capsys):
     from pipeline.benchmark import accuracy
@@ -273,12 +261,12 @@ def test_prepare_and_ground_truth_of_a_tiny_qqp_benchmark(tmp_path, checkpoint, 
     common = ("benchmark=qqp", f"benchmark.dataset.root={root}", "benchmark.dataset.limit=12", "benchmark.levels=2",
               f"model.weights_path={checkpoint}", "model.max_length=64", "workers=1",
               f"paths.data={tmp_path}/data", f"paths.outputs={tmp_path}/outputs")
-    _run("prepare", *common, monkeypatch=monkeypatch, capsys=capsys)
+    run_or_fail("prepare", common, monkeypatch, capsys)
     pairs, labels = [(a, b) for a, b, _ in PAIRS], np.array([y for *_, y in PAIRS])
     direct = accuracy(classifier.predict(pairs), labels)  # the oracle: the model run directly on the clean pairs
     prepared = json.loads((tmp_path / "outputs/prepare/qqp.json").read_text())
     assert prepared == {"n_test": 12, "n_duplicate": int(labels.sum()), "model_test_accuracy": direct}
-    _run("groundtruth", *common, monkeypatch=monkeypatch, capsys=capsys)
+    run_or_fail("groundtruth", common, monkeypatch, capsys)
 
     table = pd.read_parquet(tmp_path / "outputs/groundtruth/qqp.parquet")
     assert table.shape[0] == 2**4 and list(table.columns[:4]) == FAMILIES

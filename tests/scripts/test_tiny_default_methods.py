@@ -5,8 +5,6 @@ The fast tier searches one fidelity metric (kid), the slow tier both of benchmar
 evolutionary methods' variation on a lattice of 9 configurations takes seconds a run."""
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -14,18 +12,9 @@ import pytest
 
 from pipeline.config.search import seeds_of
 from pipeline.search.registry import method_class
+from tests.in_process import run_or_fail
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def run_script(script: str, args: list[str], monkeypatch, capsys) -> None:
-    """`python scripts/<script>.py *args` in this process (its `run_stage(main)`); fails with its stderr if it exits."""
-    module = importlib.import_module(f"scripts.{script}")
-    monkeypatch.setattr(sys, "argv", [str(ROOT / "scripts" / f"{script}.py"), *args])
-    try:
-        importlib.import_module("pipeline.stages.runner").run_stage(module.main)
-    except SystemExit as exit_:
-        raise AssertionError(f"{script} exited {exit_.code}: {capsys.readouterr().err[-2000:]}") from None
 
 
 @pytest.mark.parametrize("metrics", [pytest.param(["search.metrics=[kid]"], id="kid"),
@@ -37,7 +26,7 @@ def test_the_tiny_sequence_runs_to_the_summary_with_the_default_methods(metrics,
     args = ["benchmark=tiny", "suite=[]", f"paths.data={tmp_path}/data", f"paths.outputs={tmp_path}/outputs", "workers=1",
             "model.epochs=1", "benchmark.features.epochs=1", "search.seeds=1", *metrics]
     for script in ("prepare", "groundtruth", "search", "search_summary"):
-        run_script(script, args, monkeypatch, capsys)
+        run_or_fail(script, args, monkeypatch, capsys)
     cfg = compose_job(args)
     assert metrics_of(cfg) == (["kid"] if metrics else ["ssim", "kid"])
     out = tmp_path / "outputs"
