@@ -126,12 +126,22 @@ def test_summary_and_figures_from_traces(cfg, tmp_path):
         assert (width > height) == (columns == 2)  # two columns (ssim, kid) of two rows; the core's: ssim only
 
 
-def test_live_mode_writes_trace_and_ranking(tmp_path, monkeypatch):
+def live_stage(tmp_path, monkeypatch, bench, **live):
+    """The search stage in live mode (serial) on `bench`, a synthetic benchmark over a 3^2 lattice evaluated in this
+    process, with `search.live` settings `live`: (its config, the stage module)."""
     from pipeline import groundtruth, live_evaluation
 
     cfg = config(tmp_path, names=("noise", "shift"), levels=3, fidelity=("negmse",))
     cfg.search.mode = "live"
-    cfg.search.live.update(methods=["testnav", "greedy"], budget=20, executor="serial")
+    cfg.search.live.update(executor="serial", **live)
+    search = stage("search")
+    monkeypatch.setattr(live_evaluation, "benchmark_of", lambda key, factory: bench)
+    monkeypatch.setattr(groundtruth, "table_fingerprint", lambda spec, assets: "synthetic")  # its spec names no data set
+    monkeypatch.setattr(search, "check_plugins", lambda spec: None)  # the config's model is not the one evaluated
+    return cfg, search
+
+
+def test_live_mode_writes_trace_and_ranking(tmp_path, monkeypatch):
     bench = make_benchmark(levels=3)
     calls = []
 
@@ -140,10 +150,7 @@ def test_live_mode_writes_trace_and_ranking(tmp_path, monkeypatch):
         return type(bench).evaluate(bench, theta)
 
     monkeypatch.setattr(bench, "evaluate", evaluate)
-    search = stage("search")
-    monkeypatch.setattr(live_evaluation, "benchmark_of", lambda key, factory: bench)
-    monkeypatch.setattr(groundtruth, "table_fingerprint", lambda spec, assets: "synthetic")  # its spec names no data set
-    monkeypatch.setattr(search, "check_plugins", lambda spec: None)  # the config's model is not the one evaluated
+    cfg, search = live_stage(tmp_path, monkeypatch, bench, methods=["testnav", "greedy"], budget=20)
     search.main(cfg)
     assert len(calls) == len(set(calls)) <= 9  # every configuration evaluated at most once across both methods
     calls.clear()
@@ -166,11 +173,6 @@ def test_live_mode_resumes_an_interrupted_run_with_the_uninterrupted_trace(tmp_p
     """GP-PND's rounds of q = 4: a run stopped inside its second round keeps the first round's evaluations in the
     live resume store; the rerun computes only the rest, and its trace is the one of a run never stopped. (The same
     through submitit jobs, the first run killed as a real process: tests/scripts/test_submitit.py, slow tier.)"""
-    from pipeline import groundtruth, live_evaluation
-
-    cfg = config(tmp_path, names=("noise", "shift"), levels=3, fidelity=("negmse",))
-    cfg.search.mode = "live"
-    cfg.search.live.update(methods=["pnd"], batch_size=4, executor="serial")
     bench = make_benchmark(levels=3)
     calls, stop = [], {"after": 6}
 
@@ -181,10 +183,7 @@ def test_live_mode_resumes_an_interrupted_run_with_the_uninterrupted_trace(tmp_p
         return type(bench).evaluate(bench, theta)
 
     monkeypatch.setattr(bench, "evaluate", evaluate)
-    search = stage("search")
-    monkeypatch.setattr(live_evaluation, "benchmark_of", lambda key, factory: bench)
-    monkeypatch.setattr(groundtruth, "table_fingerprint", lambda spec, assets: "synthetic")  # its spec names no data set
-    monkeypatch.setattr(search, "check_plugins", lambda spec: None)  # the config's model is not the one evaluated
+    cfg, search = live_stage(tmp_path, monkeypatch, bench, methods=["pnd"], batch_size=4)
     with pytest.raises(Killed):
         search.main(cfg)
     stop["after"] = None
