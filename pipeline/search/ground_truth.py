@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pipeline.search.metrics import pareto_flags
+from pipeline.search.metrics import index_mask, pareto_flags
 from pipeline.search.oracle import TableOracle
 from pipeline.space import Space
 
@@ -53,8 +53,6 @@ class GroundTruth:
         if not pareto.any():
             raise ValueError(f"P* of {benchmark!r} under {metric!r} is empty")
         oracle = TableOracle.from_table(table, space, delta="delta_norm", rho=f"rho_{metric}_norm")
-        core = None
-        if f"set_{metric}" in table.columns:
-            core = np.zeros(space.size, dtype=bool)
-            core[space.indices(table[list(space.names)].to_numpy())] = (table[f"set_{metric}"] == "core").to_numpy()
+        column = f"set_{metric}"
+        core = index_mask(table, space, (table[column] == "core").to_numpy()) if column in table.columns else None
         return cls(benchmark, metric, space, oracle, pareto, core)

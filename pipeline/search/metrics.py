@@ -60,8 +60,13 @@ def pareto_flags(table: pd.DataFrame, space: Space, metric: str) -> np.ndarray:
     if column not in table.columns:
         found = [c.removeprefix("pareto_") for c in table.columns if c.startswith("pareto_")]
         raise ValueError(f"the ground-truth table has no column {column!r}; its fidelity metrics are {found}")
+    return index_mask(table, space, table[column].to_numpy(dtype=bool))
+
+
+def index_mask(table: pd.DataFrame, space: Space, flags: np.ndarray) -> np.ndarray:
+    """Per-row `flags` of a ground-truth table as a boolean mask over configuration indices."""
     mask = np.zeros(space.size, dtype=bool)
-    mask[space.indices(table[list(space.names)].to_numpy())] = table[column].to_numpy(dtype=bool)
+    mask[space.indices(table[list(space.names)].to_numpy())] = flags
     return mask
 
 
