@@ -47,7 +47,9 @@ from pipeline.search import TableOracle, run_metrics, run_search
 from pipeline.search.comparison import compare_to, paired_difference, recovery_summary
 from pipeline.search.ground_truth import table_space
 from pipeline.search.parallel import map_runs
-from pipeline.search.synthetic import FAMILIES, METRIC, split_tables, synthetic_confidence
+from pipeline.search.synthetic import FAMILIES, METRIC, split_tables, synthetic_confidence, synthetic_units
+from pipeline.search.tables import read_units
+from pipeline.search.unit_outcomes import UnitOutcomes
 from pipeline.space import Space
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,7 +74,21 @@ def recommended() -> str:
     return yaml.safe_load((ROOT / "conf/search/default.yaml").read_text())["recommended"]
 
 
-Problem = tuple[str, str, np.ndarray, Space, np.ndarray, np.ndarray | None]
+Problem = tuple[str, str, np.ndarray, Space, np.ndarray, np.ndarray | None, UnitOutcomes | None]
+
+
+def real_units(bench: str, table: pd.DataFrame, metric: str) -> UnitOutcomes:
+    """The per-unit layer of a committed ground truth (`pipeline.search.tables.read_units`), with the labels and task
+    metric of its benchmark's config."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _spec import benchmark_spec
+
+    from pipeline.builders import build_test_set
+
+    spec = benchmark_spec([f"benchmark={bench}"])
+    labels = build_test_set(spec, ROOT / "data" / bench)[1]
+    return read_units(ROOT / "outputs/groundtruth" / f"{bench}.inputs.parquet", table, labels, metric,
+                      spec.get("task_metric", "accuracy"), int(spec.get("seed", 0)))
 
 
 def problems(split: str, per_family: int, space: Space | None, families: tuple[str, ...] = FAMILIES) -> list[Problem]:
@@ -91,7 +107,8 @@ def problems(split: str, per_family: int, space: Space | None, families: tuple[s
                 if gt.core is None:
                     print(f"{bench}·{metric}: the table has no set_{metric} column; its core columns are left out",
                           file=sys.stderr)
-                out.append((f"{bench}·{metric}", f"{bench}·{metric}", gt.oracle.objectives, real_space, gt.pareto, gt.core))
+                units = real_units(bench, table, metric) if gt.core is not None else None
+                out.append((f"{bench}·{metric}", f"{bench}·{metric}", gt.oracle.objectives, real_space, gt.pareto, gt.core, units))
         return out
     for family, seed in split_tables(split, per_family):
         if family not in families:
@@ -102,20 +119,26 @@ def problems(split: str, per_family: int, space: Space | None, families: tuple[s
         pareto, core = np.zeros(s.size, dtype=bool), np.zeros(s.size, dtype=bool)
         pareto[s.indices(table.loc[table["pareto"], list(s.names)].to_numpy())] = True
         core[s.indices(table.loc[table[f"set_{METRIC}"] == "core", list(s.names)].to_numpy())] = True
-        out.append((family, f"{family}-{seed}", oracle.objectives, s, pareto, core))
+        out.append((family, f"{family}-{seed}", oracle.objectives, s, pareto, core, synthetic_units(family, seed, space)))
     return out
 
 
 def one_run(group: str, table: str, objectives: np.ndarray, space: Space, pareto: np.ndarray, core: np.ndarray | None,
-            method: str, q: int, seed: int, budget: int | None = None) -> dict:
+            units: UnitOutcomes | None, method: str, q: int, seed: int, budget: int | None = None) -> dict:
     """One search run's row of runs.csv (module docstring); the core columns where `core` is given."""
-    trace = run_search(method, TableOracle(objectives, space), space, budget or 5 * space.size, seed, batch_size=q)
+    trace = run_search(method, TableOracle(objectives, space, units), space, budget or 5 * space.size, seed, batch_size=q)
     m = run_metrics(trace, pareto, space, core)
     row = {"group": group, "table": table, "method": method, "q": q, "seed": seed, "space_size": space.size,
            "pareto_size": int(pareto.sum()), "u_full": m["u_full"], "final_recall": m["final_recall"], "unique": m["unique"],
            "rounds_full": np.nan, "u_confident": np.nan, "recall_confident": np.nan}
     if core is not None:
-        row.update(core_size=int(core.sum()), u_core=m["u_core"], recall_core_confident=np.nan)
+        row.update(core_size=int(core.sum()), u_core=m["u_core"], recall_core_confident=np.nan,
+                   u_core_estimate=np.nan, recall_core_at_core_estimate=np.nan)
+        if "est_core" in trace:
+            hit = np.flatnonzero(trace["est_core"].to_numpy() >= CONFIDENT)
+            if len(hit):
+                row["u_core_estimate"] = int(trace["u"].iloc[hit[0]])
+                row["recall_core_at_core_estimate"] = run_metrics(trace.iloc[: hit[0] + 1], pareto, space, core)["final_recall_core"]
     if not np.isnan(m["u_full"]):
         row["rounds_full"] = int(trace.loc[trace["u"] >= m["u_full"], "round"].iloc[0])
     if "est_recall" in trace:
@@ -227,7 +250,26 @@ def report(runs: pd.DataFrame, reference: str, rng: np.random.Generator, core_rn
             share_at_least_0_9=("recall_confident", lambda r: float((r >= 0.9).mean())), **on_core)
         parts += [f"\n## Calibration: the true Recall@P* at the first proposal where est_recall ≥ {CONFIDENT}\n",
                   markdown(table.reset_index(), 3)]
+    parts += core_calibration(runs)
     return "".join(parts)
+
+
+def core_calibration(runs: pd.DataFrame) -> list[str]:
+    """The calibration table of the core estimate (est_core, `pipeline.search.core_recall`): at the first proposal where
+    it reaches 0.95, u there, u to the whole core, and the true recall of the core, per group and over all runs."""
+    if "recall_core_at_core_estimate" not in runs.columns:
+        return []
+    calib = runs.dropna(subset=["u_core_estimate"])
+    if not len(calib):
+        return []
+    stats = dict(runs=("u_core_estimate", "size"), u_at_estimate_median=("u_core_estimate", "median"),
+                 u_core_median=("u_core", "median"), core_recall_mean=("recall_core_at_core_estimate", "mean"),
+                 core_recall_min=("recall_core_at_core_estimate", "min"),
+                 share_at_least_0_95=("recall_core_at_core_estimate", lambda r: float((r >= CORE_GOAL).mean())))
+    table = pd.concat([calib.groupby(["method", "q", "group"], sort=False).agg(**stats).reset_index(),
+                       calib.assign(group="all").groupby(["method", "q", "group"], sort=False).agg(**stats).reset_index()])
+    return [f"\n## Calibration on the core: the true recall of the core at the first proposal where est_core ≥ {CONFIDENT} "
+            f"(goal: ≥ {CORE_GOAL} in at least 90% of runs)\n", markdown(table, 3)]
 
 
 def missed_report(runs: pd.DataFrame, reference: str, rng: np.random.Generator) -> str:
@@ -280,8 +322,8 @@ def main(argv: list[str] | None = None) -> None:
     batched = set(args.batch_methods.split(",")) if args.batch_methods else {reference}
     families = parse_families(ap, args.families)
     tables = problems(split, per_family, space, families)
-    jobs = [dict(group=g, table=t, objectives=o, space=s, pareto=p, core=c, method=m, q=q, seed=seed, budget=args.budget)
-            for g, t, o, s, p, c in tables for m in methods for q in qs if q == 1 or m in batched for seed in range(seeds)]
+    jobs = [dict(group=g, table=t, objectives=o, space=s, pareto=p, core=c, units=units, method=m, q=q, seed=seed,
+                 budget=args.budget) for g, t, o, s, p, c, units in tables for m in methods for q in qs if q == 1 or m in batched for seed in range(seeds)]
     print(f"{len(jobs)} runs: {len(tables)} tables of split {split!r} ({', '.join(families) if split != 'real' else 'real pairs'}), "
           f"methods {methods}, q {qs}, {seeds} seeds", file=sys.stderr)
     runs = pd.DataFrame(list(map_runs(one_run, jobs, args.workers, desc=f"held-out {split}")))

@@ -136,6 +136,18 @@ def _front_share(counts: np.ndarray, ways: np.ndarray, diff: np.ndarray, fidelit
     return hits / ways.sum(), deltas
 
 
+def resample_counts(strata: np.ndarray | None, n: int, B: int = 1000, seed: int = 0) -> np.ndarray:
+    """The B resamples `bootstrap_membership` draws for n units with these strata and seed, as counts (B, n)."""
+    codes = np.zeros(n, dtype=int) if strata is None else np.unique(np.asarray(strata), return_inverse=True)[1]
+    return _draw_counts(codes, B, np.random.default_rng(seed))
+
+
+def front_share(counts: np.ndarray, outcomes: np.ndarray, clean: np.ndarray, fidelity: np.ndarray) -> np.ndarray:
+    """π (m,) over given resamples (counts (B, n), e.g. `resample_counts`'s): the share with θ on the front."""
+    diff, fidelity, _ = _inputs(outcomes, clean, fidelity, None)
+    return _front_share(np.asarray(counts), np.ones(len(counts)), diff, fidelity)[0]
+
+
 def bootstrap_membership(outcomes: np.ndarray, clean: np.ndarray, fidelity: np.ndarray, *, strata: np.ndarray | None = None,
                          B: int = 1000, seed: int = 0, level: float = 0.95, core: float = 0.95, plausible: float = 0.05
                          ) -> pd.DataFrame:

@@ -10,10 +10,13 @@ Everything goes under `outputs/runs/<name>/`:
                                and (accuracy) π, the share of 1,000 paired bootstrap resamples of the inputs in
                                which it stays on the front, the 95% interval of δ and its set (core: π ≥ 0.95)
     summary.json               model, data set, n inputs, clean score, per metric the front size, configurations
-                               evaluated, rounds, est_recall at the end and why the search stopped; model
+                               evaluated, rounds, est_recall and est_core (accuracy: the recommended method's estimate
+                               of its recall of the core, which its stopping rule reads) at the end and why the
+                               search stopped; model
                                evaluations spent and their share of the exhaustive |Θ|·n, how many were computed now (the rest came
                                from the store of an earlier, killed run); wall and compute seconds
-    <metric>.trace.parquet     the live search's trace (one row per proposal: b, θ, round, is_new, u, δ, ρ, est_recall)
+    <metric>.trace.parquet     the live search's trace (one row per proposal: b, θ, round, is_new, u, δ, ρ, est_recall,
+                               est_core)
     <metric>.ranked.parquet    R: every evaluated configuration ranked (rank 0 = the front)
     figures/                   fronts.png, alone.png, progress.png
     groundtruth.parquet        with `exhaustive`: every θ of Θ, δ, ψ, raw ρ and the P* flag per metric
@@ -35,8 +38,9 @@ from pipeline.assess.run import Run, run_from_objects
 from pipeline.benchmark import Benchmark
 from pipeline.config.errors import ConfigError
 from pipeline.io import write_json, write_parquet
-from pipeline.live_evaluation import EXECUTORS, _BENCHMARKS
+from pipeline.live_evaluation import _BENCHMARKS, EXECUTORS
 from pipeline.search import rank_evaluated
+from pipeline.search.unit_outcomes import UnitRecorder
 from pipeline.store import ResumeStore
 
 Say = Callable[[str], None]
@@ -85,14 +89,17 @@ def execute(run: Run, bench: Benchmark, settings: Settings, say: Say = print) ->
     run.store.parent.mkdir(parents=True, exist_ok=True)
     with ResumeStore(run.store) as store, evaluator(run, store, executor=settings.executor, submitit=settings.submitit,
                                                     workers=min(settings.batch_size, settings.workers)) as evaluate:
+        clean = np.asarray(bench.predict(bench.clean)) if run.about["task_metric"] == "accuracy" else None
         traces = {m: search_metric(run, evaluate, m, method=settings.method, budget=budget, batch_size=settings.batch_size,
-                                   seed=settings.seed, say=say, **hyper) for m in run.metrics}
+                                   seed=settings.seed, say=say, units=None if clean is None else
+                                   UnitRecorder(run.space, bench.labels, clean, "accuracy", m, settings.seed), **hyper)
+                  for m in run.metrics}
         ranked = {m: rank_evaluated(t, run.space) for m, t in traces.items()}
         seen = sorted({tuple(int(v) for v in row) for t in traces.values()
                        for row in t.loc[t["is_new"].to_numpy(dtype=bool), list(run.space.names)].to_numpy()})
         values = dict(zip(seen, evaluate(seen)))
         table = evaluate_all(run, evaluate, max(settings.batch_size, 36), say) if settings.exhaustive else None
-    membership = {m: confidence(values, seen, bench, m, run.about["task_metric"], settings.seed) for m in run.metrics}
+    membership = {m: confidence(values, seen, bench.labels, clean, m, settings.seed) for m in run.metrics}
     front = with_confidence(front_table(ranked, values, run.space, run.metrics), membership, run.space)
     summary = _summary(run, bench, settings, traces, ranked, seen, budget, evaluate, time.perf_counter() - started, table)
     for m, frame in membership.items():
@@ -105,22 +112,23 @@ def execute(run: Run, bench: Benchmark, settings: Settings, say: Say = print) ->
     return result
 
 
-def confidence(values: Mapping[tuple[int, ...], Mapping[str, Any]], seen: Sequence[tuple[int, ...]], bench: Benchmark,
-               metric: str, task_metric: str, seed: int, resamples: int = 1000) -> pd.DataFrame | None:
+def confidence(values: Mapping[tuple[int, ...], Mapping[str, Any]], seen: Sequence[tuple[int, ...]], labels: np.ndarray,
+               clean_predictions: np.ndarray | None, metric: str, seed: int, resamples: int = 1000) -> pd.DataFrame | None:
     """Membership of the front among the evaluated configurations with confidence (issue 29): the paired,
     label-stratified bootstrap of `pipeline.membership` over the inputs' outcomes, with ρ resampled where
     the metric is a mean of per-input values (SSIM, BERT-F1) and held fixed where it is a set statistic (chrF's
     corpus score, KID). One row per evaluated θ (in `seen`'s order): π, the interval of δ, core / plausible /
-    out. None where the task metric is not accuracy (the outcome of an input is then not its correctness)."""
+    out. None without `clean_predictions`, which the run has only where the task metric is accuracy (the outcome
+    of an input is otherwise not its correctness)."""
     from pipeline.membership import bootstrap_membership
 
-    if task_metric != "accuracy" or not seen or "prediction" not in values[seen[0]]:
+    if clean_predictions is None or not seen or "prediction" not in values[seen[0]]:
         return None
-    outcomes = (np.array([values[t]["prediction"] for t in seen]) == bench.labels).astype(float)
-    clean = (np.asarray(bench.predict(bench.clean)) == bench.labels).astype(float)
+    outcomes = (np.array([values[t]["prediction"] for t in seen]) == labels).astype(float)
+    clean = (clean_predictions == labels).astype(float)
     key = f"rho_{metric}_inputs"
     fidelity = np.array([values[t][key] if key in values[t] else values[t][f"rho_{metric}"] for t in seen])
-    frame = bootstrap_membership(outcomes, clean, fidelity, strata=bench.labels, B=resamples, seed=seed)
+    frame = bootstrap_membership(outcomes, clean, fidelity, strata=labels, B=resamples, seed=seed)
     frame.insert(0, "theta", list(seen))
     frame.attrs["resampled_fidelity"] = fidelity.ndim == 2
     return frame
@@ -154,8 +162,9 @@ def _summary(run: Run, bench: Benchmark, settings: Settings, traces, ranked, see
     metrics = {}
     for m, t in traces.items():
         estimate = float(t["est_recall"].iloc[-1]) if "est_recall" in t else None
+        core = float(t["est_core"].iloc[-1]) if "est_core" in t else None
         metrics[m] = {"front": int((ranked[m]["rank"] == 0).sum()), "evaluated": int(t["u"].iloc[-1]), "proposals": len(t),
-                      "rounds": int(t["round"].iloc[-1]), "est_recall": estimate,
+                      "rounds": int(t["round"].iloc[-1]), "est_recall": estimate, "est_core": core,
                       "stopped": stop_reason(t, budget, run.space.size, settings.stop_at_recall)}
     summary = {"run": run.name, "model": run.about["model"], "data": run.about["data"], "modality": run.about["modality"],
                "n_inputs": n, "task_metric": run.about["task_metric"], "clean_score": float(bench.clean_score),

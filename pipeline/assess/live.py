@@ -18,18 +18,20 @@ from pipeline.assess.run import Run
 from pipeline.live_evaluation import LiveEvaluator
 from pipeline.pareto import pareto_mask
 from pipeline.search import LiveOracle, run_search
+from pipeline.search.unit_outcomes import UnitRecorder
 from pipeline.store import ResumeStore
 
 Say = Callable[[str], None]
 
 
 def round_line(metric: str, size: int) -> Callable[[dict], None]:
-    """The progress callback of one search: a line per finished round (evaluated, front size, est_recall)."""
+    """The progress callback of one search: a line per finished round (evaluated, front size, est_recall, and
+    est_core where the method estimates its recall of the core)."""
     def report(state: dict) -> str:
-        estimate = state["est_recall"]
+        estimate, core = state["est_recall"], state.get("est_core", float("nan"))
         recall = "–" if np.isnan(estimate) else f"{estimate:.3f}"
         return (f"{metric}: round {state['round']:>3}  evaluated {state['u']:>5,} of {size:,}  "
-                f"front {state['front']:>3}  est_recall {recall}")
+                f"front {state['front']:>3}  est_recall {recall}" + ("" if np.isnan(core) else f"  est_core {core:.3f}"))
     return report
 
 
@@ -41,10 +43,11 @@ def evaluator(run: Run, store: ResumeStore, *, executor: str, workers: int, subm
 
 
 def search_metric(run: Run, evaluate: LiveEvaluator, metric: str, *, method: str, budget: int, batch_size: int, seed: int,
-                  say: Say, **hyperparameters: Any) -> pd.DataFrame:
-    """One live search of `metric`'s (δ, ρ) with `method`; its trace (`pipeline.search.run_search`)."""
+                  say: Say, units: UnitRecorder | None = None, **hyperparameters: Any) -> pd.DataFrame:
+    """One live search of `metric`'s (δ, ρ) with `method`; its trace (`pipeline.search.run_search`). With `units`
+    the search can read the per-input outcomes of what it evaluated (GP-PND's estimate of its recall of the core)."""
     line = round_line(metric, run.space.size)
-    oracle = LiveOracle.from_benchmark(evaluate, metric)
+    oracle = LiveOracle.from_benchmark(evaluate, metric, units)
     return run_search(method, oracle, run.space, budget, seed, batch_size=batch_size, progress=lambda s: say(line(s)),
                       **hyperparameters)
 

@@ -47,10 +47,12 @@ def effect_alone(values: Mapping[tuple[int, ...], Mapping[str, float]], space: S
 
 
 def stop_reason(trace: pd.DataFrame, budget: int, size: int, target: float | None) -> str:
-    """Why a live search ended: its estimate reached the target, Θ was exhausted, or the budget was spent."""
-    estimate = float(trace["est_recall"].iloc[-1]) if "est_recall" in trace and len(trace) else float("nan")
+    """Why a live search ended: its estimate (of its recall of the core where it gives one, else of Recall@P*)
+    reached the target, Θ was exhausted, or the budget was spent."""
+    column, what = ("est_core", "its recall of the core") if "est_core" in trace else ("est_recall", "Recall@P*")
+    estimate = float(trace[column].iloc[-1]) if column in trace and len(trace) else float("nan")
     if target is not None and not np.isnan(estimate) and estimate >= target:
-        return f"its estimate of Recall@P* reached {estimate:.3f} (target {target})"
+        return f"its estimate of {what} reached {estimate:.3f} (target {target})"
     if int(trace["u"].iloc[-1]) >= size:
         return f"every configuration of Θ ({size:,}) was evaluated"
     if len(trace) >= budget:

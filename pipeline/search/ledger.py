@@ -13,17 +13,18 @@ recall measure wall-clock time in units of one parallel evaluation.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
-from collections.abc import Callable
-
 from pipeline.pareto import pareto_mask
 from pipeline.search.oracle import Oracle
+from pipeline.search.unit_outcomes import UnitOutcomes
 from pipeline.space import Space
 
-TRACE_COLUMNS = ("b", "round", "is_new", "u", "delta", "rho", "est_recall")
-Progress = Callable[[dict], None]  # called once per finished round: {round, b, u, front, est_recall}
+TRACE_COLUMNS = ("b", "round", "is_new", "u", "delta", "rho", "est_recall", "est_core")
+Progress = Callable[[dict], None]  # called once per finished round: {round, b, u, front, est_recall, est_core}
 
 
 class Ledger:
@@ -53,6 +54,7 @@ class Ledger:
         self._values = np.zeros((self.budget, 2))
         self._round = np.zeros(self.budget, dtype=np.int64)
         self._estimate = np.full(self.budget, np.nan)
+        self._core_estimate = np.full(self.budget, np.nan)
         self.progress = progress
         self._reported = 0  # the last round `progress` was told of
 
@@ -102,13 +104,33 @@ class Ledger:
             self.round = int(rounds[-1])
         return values
 
-    def estimate(self, recall: float) -> None:
+    def estimate(self, recall: float, core: float | None = None) -> None:
         """Record the method's own estimate of Recall@P* after its latest proposal (the trace's
-        `est_recall`; NaN where a method gives none)."""
+        `est_recall`; NaN where a method gives none) and, where it gives one, of its recall of the core
+        (`est_core`, `pipeline.search.core_recall`)."""
         if self.b == 0:
             raise ValueError("no proposal has been made yet, so there is nothing to estimate the recall of")
         self._estimate[self.b - 1] = float(recall)
+        if core is not None:
+            self._core_estimate[self.b - 1] = float(core)
         self._report()
+
+    @property
+    def has_inputs(self) -> bool:
+        """Whether the oracle holds per-unit outcomes (`pipeline.search.core_recall.UnitOutcomes`)."""
+        return getattr(self.oracle, "inputs", None) is not None
+
+    def inputs_of(self, indices: np.ndarray) -> UnitOutcomes:
+        """The per-unit outcomes of the configurations `indices`, which must all have been evaluated: a method
+        sees the outcomes of what it paid for and nothing else."""
+        if not self.has_inputs:
+            raise ValueError("the oracle holds no per-unit outcomes (give TableOracle its `inputs`)")
+        indices = np.asarray(indices, dtype=np.int64)
+        unseen = indices[~self._seen[indices]]
+        if len(unseen):
+            raise ValueError(f"configuration {self.space.theta(int(unseen[0]))} has not been evaluated; "
+                             "its per-unit outcomes are not known to the search")
+        return self.oracle.inputs.rows(indices)
 
     def _report(self) -> None:
         """Tell `progress` of the last finished round, once: when the method estimates its recall after it,
@@ -117,18 +139,22 @@ class Ledger:
             return
         self._reported = self.round
         front = int(pareto_mask(self._cache[self._seen]).sum())
-        self.progress({"round": self.round, "b": self.b, "u": self.u, "front": front, "est_recall": self.last_estimate})
+        self.progress({"round": self.round, "b": self.b, "u": self.u, "front": front, "est_recall": self.last_estimate,
+                       "est_core": self._last(self._core_estimate)})
+
+    def _last(self, estimates: np.ndarray) -> float:
+        done = estimates[: self.b]
+        known = done[~np.isnan(done)]
+        return float(known[-1]) if len(known) else float("nan")
 
     @property
     def last_estimate(self) -> float:
         """The latest recorded estimate of Recall@P*, NaN if none."""
-        done = self._estimate[: self.b]
-        known = done[~np.isnan(done)]
-        return float(known[-1]) if len(known) else float("nan")
+        return self._last(self._estimate)
 
     def trace(self) -> pd.DataFrame:
         """One row per proposal made: b (1-based), θ (one column per dimension), round, is_new, u, δ, ρ,
-        and est_recall where the method recorded estimates (carried forward from its last one)."""
+        and est_recall (est_core) where the method recorded estimates (carried forward from its last one)."""
         self._report()
         n = self.b
         df = pd.DataFrame(self._thetas[:n], columns=list(self.space.names))
@@ -138,6 +164,7 @@ class Ledger:
         df["u"] = self._u[:n]
         df["delta"] = self._values[:n, 0]
         df["rho"] = self._values[:n, 1]
-        if not np.isnan(self._estimate[:n]).all():
-            df["est_recall"] = pd.Series(self._estimate[:n]).ffill().to_numpy()
+        for column, estimates in (("est_recall", self._estimate[:n]), ("est_core", self._core_estimate[:n])):
+            if not np.isnan(estimates).all():
+                df[column] = pd.Series(estimates).ffill().to_numpy()
         return df

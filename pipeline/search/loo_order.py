@@ -28,7 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.pareto import pareto_mask
-from pipeline.search.pnd import ParetoProbability, Warp, fit_gp, non_domination_probability
+from pipeline.search.nondomination import non_domination_probability
+from pipeline.search.pnd import ParetoProbability, Warp, fit_gp
 from pipeline.space import Space
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from pipeline.search.unit_outcomes import UnitOutcomes, UnitRecorder
 from pipeline.space import Space
 
 Objectives = tuple[float, float]
@@ -43,17 +44,22 @@ class Oracle(ABC):
 
 
 class TableOracle(Oracle):
-    """Lookup in a ground-truth table: a dense (|Θ|, 2) array indexed by `space.indices(θ)`."""
+    """Lookup in a ground-truth table: a dense (|Θ|, 2) array indexed by `space.indices(θ)`; with `inputs`, the
+    table's per-unit layer too (rows in the same order), which a search reads for what it evaluated
+    (`Ledger.inputs_of`)."""
 
-    def __init__(self, objectives: np.ndarray, space: Space) -> None:
+    def __init__(self, objectives: np.ndarray, space: Space, inputs: UnitOutcomes | None = None) -> None:
         objectives = np.asarray(objectives, dtype=float)
         if objectives.shape != (space.size, 2):
             raise ValueError(f"objectives must have shape ({space.size}, 2), one (δ, ρ) row per configuration of Θ; got {objectives.shape}")
         if not np.isfinite(objectives).all():
             row = int(np.argwhere(~np.isfinite(objectives))[0, 0])
             raise ValueError(f"configuration {space.theta(row)} has non-finite objectives {objectives[row].tolist()}")
+        if inputs is not None and len(inputs.outcomes) != space.size:
+            raise ValueError(f"inputs must hold one row per configuration of Θ ({space.size}), got {len(inputs.outcomes)}")
         self.space = space
         self.objectives = objectives
+        self.inputs = inputs
 
     @classmethod
     def from_table(cls, table: pd.DataFrame, space: Space, delta: str = "delta_norm", rho: str = "rho_ssim_norm") -> TableOracle:
@@ -90,6 +96,7 @@ class LiveOracle(Oracle):
         self.evaluate_many = evaluate_many
         self.cache: dict[tuple[int, ...], Objectives] = {}
         self.calls = 0
+        self.inputs: UnitRecorder | None = None
 
     @classmethod
     def one_at_a_time(cls, evaluate: Callable[[tuple[int, ...]], Sequence[float]]) -> LiveOracle:
@@ -97,20 +104,26 @@ class LiveOracle(Oracle):
         return cls(lambda thetas: [evaluate(theta) for theta in thetas])
 
     @classmethod
-    def from_benchmark(cls, evaluate_many: Callable[[list[tuple[int, ...]]], list[dict[str, float]]], metric: str) -> LiveOracle:
+    def from_benchmark(cls, evaluate_many: Callable[[list[tuple[int, ...]]], list[dict[str, float]]], metric: str,
+                       units: UnitRecorder | None = None) -> LiveOracle:
         """From a benchmark evaluator `evaluate_many([θ, …]) -> [{'delta': …, 'rho_<metric>': …}, …]` (raw,
-        unnormalised values: normalising over Θ needs all of Θ, which live search never sees)."""
+        unnormalised values: normalising over Θ needs all of Θ, which live search never sees). With `units`, the
+        per-input answers of every configuration evaluated are recorded there, and the oracle's `inputs` is it."""
         key = f"rho_{metric}"
 
         def objectives(thetas: list[tuple[int, ...]]) -> list[Objectives]:
             out = []
-            for values in evaluate_many(thetas):
+            for theta, values in zip(thetas, evaluate_many(thetas)):
                 if "delta" not in values or key not in values:
                     raise ValueError(f"the benchmark returned keys {sorted(values)}; live search needs 'delta' and {key!r}")
+                if units is not None:
+                    units.record(theta, values)
                 out.append((float(values["delta"]), float(values[key])))
             return out
 
-        return cls(objectives)
+        oracle = cls(objectives)
+        oracle.inputs = units
+        return oracle
 
     def _do(self, thetas: np.ndarray) -> np.ndarray:
         rows = list(map(tuple, thetas.tolist()))

@@ -78,7 +78,9 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Kernel, WhiteKernel
 
 from pipeline.search.base import Method
+from pipeline.search.core_recall import CoreTracker
 from pipeline.search.ledger import Ledger
+from pipeline.search.nondomination import non_domination_probability
 from pipeline.space import Space
 
 
@@ -115,33 +117,6 @@ def domination_margin(points: np.ndarray, front: np.ndarray) -> np.ndarray:
     if len(front) == 0:
         return np.full(len(points), np.inf)
     return np.maximum(points[:, None, 0] - front[None, :, 0], points[:, None, 1] - front[None, :, 1]).min(axis=1)
-
-
-def non_domination_probability(mean: np.ndarray, sd: np.ndarray, front: np.ndarray) -> np.ndarray:
-    """P(no point of `front` is ≥ the outcome on both objectives) for independent Gaussian outcomes
-    N(mean[:, 0], sd[:, 0]²) × N(mean[:, 1], sd[:, 1]²), both objectives maximised.
-
-    With the front sorted by δ ascending (so ρ descending), q_1..q_k, and δ_0 = −∞: an outcome whose δ
-    lies in (δ_{j−1}, δ_j] is dominated exactly when its ρ ≤ ρ_j, and one with δ > δ_k is never
-    dominated, so P = Σ_j P(δ_{j−1} < X ≤ δ_j)·P(Y > ρ_j) + P(X > δ_k). A zero sd gives a step
-    (an outcome tied with a front point on both objectives counts as dominated). 1 for an empty front.
-    """
-    mean, sd = np.asarray(mean, dtype=float).reshape(-1, 2), np.asarray(sd, dtype=float).reshape(-1, 2)
-    front = np.asarray(front, dtype=float).reshape(-1, 2)
-    if len(front) == 0:
-        return np.ones(len(mean))
-    front = front[np.argsort(front[:, 0], kind="stable")]
-
-    def cdf(edge: np.ndarray, mu: np.ndarray, s: np.ndarray) -> np.ndarray:
-        """P(N(mu, s²) ≤ edge) for every (candidate, front point), exact 0/1 where s = 0."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = (edge[None, :] - mu[:, None]) / s[:, None]
-        return np.where(s[:, None] > 0, ndtr(z), (mu[:, None] <= edge[None, :]).astype(float))
-
-    below = cdf(front[:, 0], mean[:, 0], sd[:, 0])                       # P(X ≤ δ_j)
-    interval = np.diff(below, axis=1, prepend=0.0)                      # P(δ_{j−1} < X ≤ δ_j)
-    above = 1.0 - cdf(front[:, 1], mean[:, 1], sd[:, 1])                # P(Y > ρ_j)
-    return np.clip((interval * above).sum(axis=1) + (1.0 - below[:, -1]), 0.0, 1.0)
 
 
 class IncrementalGP:
@@ -283,7 +258,12 @@ class ParetoProbability(Method):
     on, as if observed, at its predictive mean, which updates the posterior variance exactly (it does not
     depend on the values) and the front by the believed point, so the next pick of the round goes
     elsewhere. After every round the trace records `estimated_recall`; with `stop_at_recall` = r the run
-    ends at the first round where that estimate reaches r."""
+    ends at the first round where that estimate reaches r.
+
+    Where the oracle holds the per-unit outcomes (`TableOracle(inputs=…)`), the trace also records
+    `est_core`, the estimate of its recall of the core from the outcomes of what it evaluated
+    (`pipeline.search.core_recall`), and `stop_at_recall` applies to that estimate instead: the run stops
+    when the configurations the data support are found, not every member that one input put on P*."""
 
     name, label, single_pass = "pnd", "GP-PND", True
     FIT_LIMIT = 150  # hyperparameters are refitted while fewer configurations than this are evaluated
@@ -353,6 +333,10 @@ class ParetoProbability(Method):
         gps: list[IncrementalGP] = []
         warps: list[Warp] = []
         fitted_at = 0
+        tracker = CoreTracker(max(0.95, self.stop_at_recall or 0.0)) if ledger.has_inputs else None
+
+        def warp_points(points: np.ndarray) -> np.ndarray:
+            return np.column_stack([warps[k](points[:, k]) for k in range(2)])
 
         def observe(picks: np.ndarray) -> None:
             nonlocal front
@@ -376,12 +360,17 @@ class ParetoProbability(Method):
                 fits = [self._fit(Z, evaluated, values[evaluated, k]) for k in range(2)]
                 gps, warps = [f[0] for f in fits], [f[1] for f in fits]
                 fitted_at = n
-            warped_front = np.column_stack([warps[k](front[:, k]) for k in range(2)])
+            warped_front = warp_points(front)
             observe(np.array(self._round(gps, warped_front, seen, q, rng), dtype=np.int64))
             unseen = np.flatnonzero(~seen)
-            warped_front = np.column_stack([warps[k](front[:, k]) for k in range(2)])
-            estimate = estimated_recall(np.column_stack([gp.mean()[unseen] for gp in gps]),
-                                        np.column_stack([gp.sd()[unseen] for gp in gps]), warped_front)
-            ledger.estimate(estimate)
-            if self.stop_at_recall is not None and estimate >= self.stop_at_recall:
+            warped_front = warp_points(front)
+            mean = np.column_stack([gp.mean()[unseen] for gp in gps])
+            sd = np.column_stack([gp.sd()[unseen] for gp in gps])
+            estimate, core = estimated_recall(mean, sd, warped_front), None
+            if tracker is not None:
+                evaluated = np.array(order)
+                core = tracker.estimate(evaluated, values[evaluated], ledger, mean, sd, warp_points)
+            ledger.estimate(estimate, core)
+            target = estimate if core is None else core
+            if self.stop_at_recall is not None and target >= self.stop_at_recall:
                 return

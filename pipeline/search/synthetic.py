@@ -76,6 +76,7 @@ import pandas as pd
 
 from pipeline.membership import bootstrap_membership
 from pipeline.pareto import pareto_mask
+from pipeline.search.unit_outcomes import UnitOutcomes
 from pipeline.space import Space
 
 DEFAULT_SPACE = Space(("p0", "p1", "p2", "p3"), 6)
@@ -229,18 +230,38 @@ def synthetic_inputs(family: str, seed: int, space: Space | None = None, n: int 
     return _per_input(synthetic_table(family, seed, space), family, seed, space, n)
 
 
+def _units(table: pd.DataFrame, inputs: SyntheticInputs, seed: int) -> UnitOutcomes:
+    """The layer as the bootstrap is given it: a set-level fidelity as its dense rank (held fixed, so only its
+    order counts, and a rank cannot tie by rounding), and the slopes from the raw means to the table's objectives."""
+    fidelity = inputs.fidelity
+    if fidelity.ndim == 1:
+        fidelity = np.unique(fidelity, return_inverse=True)[1].astype(float)
+    raw = (inputs.clean[None, :] - inputs.outcomes).mean(axis=1)
+    scale = float(np.ptp(table["delta_norm"]) / np.ptp(raw)), 1.0  # delta_norm is the min-max of the raw δ
+    return UnitOutcomes(inputs.outcomes, inputs.clean, fidelity, None, scale, seed)
+
+
+def synthetic_units(family: str, seed: int, space: Space | None = None) -> UnitOutcomes:
+    """The per-input layer of the table of (family, seed) as a search reads it (`TableOracle(inputs=…)`), in
+    `synthetic_confidence`'s terms."""
+    space = space or DEFAULT_SPACE
+    table = synthetic_table(family, seed, space)
+    return _units(table, _per_input(table, family, seed, space, None), resample_seed(family, seed))
+
+
+def resample_seed(family: str, seed: int) -> int:
+    """The bootstrap seed of the confidence columns of (family, seed)."""
+    return int(np.random.SeedSequence([FAMILIES.index(family), int(seed), _RESAMPLES]).generate_state(1)[0])
+
+
 def synthetic_confidence(family: str, seed: int, space: Space | None = None, resamples: int = RESAMPLES) -> pd.DataFrame:
     """`synthetic_table` of (family, seed) with the real ground truth's confidence columns for the metric `METRIC`:
     `pi_syn`, the share of `resamples` seeded paired bootstrap resamples of the inputs in which θ is on the front, and
     `set_syn`: "core" (π ≥ 0.95), "plausible" (π ≥ 0.05) or "out" (`pipeline.membership.bootstrap_membership`)."""
     space = space or DEFAULT_SPACE
     table = synthetic_table(family, seed, space)
-    inputs = _per_input(table, family, seed, space, None)
-    fidelity = inputs.fidelity
-    if fidelity.ndim == 1:  # held fixed, so only its order counts: a dense rank, which rounding cannot tie
-        fidelity = np.unique(fidelity, return_inverse=True)[1].astype(float)
-    state = np.random.SeedSequence([FAMILIES.index(family), int(seed), _RESAMPLES]).generate_state(1)[0]
-    frame = bootstrap_membership(inputs.outcomes, inputs.clean, fidelity, B=resamples, seed=int(state))
+    units = _units(table, _per_input(table, family, seed, space, None), resample_seed(family, seed))
+    frame = bootstrap_membership(units.outcomes, units.clean, units.fidelity, B=resamples, seed=units.seed)
     table[f"pi_{METRIC}"], table[f"set_{METRIC}"] = frame["pi"].to_numpy(), frame["set"].to_numpy()
     return table
 

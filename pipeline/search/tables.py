@@ -11,9 +11,11 @@ import pandas as pd
 
 from pipeline.catalog import SEARCH_METHODS
 from pipeline.fingerprint import library_versions, stage_fingerprint
+from pipeline.groundtruth_inputs import unit_means, unit_outcomes
 from pipeline.groundtruth_table import validate_groundtruth
 from pipeline.search.ground_truth import GroundTruth, table_metrics, table_space
 from pipeline.search.traces import load_traces
+from pipeline.search.unit_outcomes import UnitOutcomes
 from pipeline.space import Space
 
 Problem = tuple[str, str, GroundTruth, dict[str, list[tuple[int, pd.DataFrame]]]]
@@ -42,6 +44,37 @@ def read_groundtruth(path: Path, name: str, space: Space | None = None) -> pd.Da
                          f"{space}; rerun groundtruth")
     space = space or table_space(table)
     return validate_groundtruth(table, list(space.names), space.levels, table_metrics(table), str(path))
+
+
+def read_units(path: Path, table: pd.DataFrame, labels: np.ndarray, metric: str, task_metric: str, seed: int = 0
+               ) -> UnitOutcomes:
+    """The per-unit layer of a ground-truth table for `metric` from its per-input file at `path`
+    (`pipeline.groundtruth_inputs`), as its confidence columns were computed: outcomes per unit (an input, or a
+    code problem), the unit's fidelity (the table's set-level value where the metric has no per-input column),
+    strata by class for accuracy, the ground truth's bootstrap `seed`, and the slopes from the raw δ and ρ to the
+    table's min-max normalised `delta_norm` and `rho_<metric>_norm`. Rows in Θ's index order."""
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"no per-input file {path}; run `dvc repro groundtruth` first")
+    space = table_space(table)
+    frame = pd.read_parquet(path)
+    n = int(frame["input"].max()) + 1
+    if len(frame) != space.size * n:
+        raise ValueError(f"{path} holds {len(frame)} rows; {space.size} configurations × {n} inputs expected")
+    frame = frame.sort_values(["theta", "input"], kind="stable")
+    predictions = frame["prediction"].to_numpy().reshape(space.size, n)
+    outcomes, unit, strata = unit_outcomes(predictions, np.asarray(labels), task_metric)
+    by_index = np.empty(space.size, dtype=np.int64)
+    by_index[space.indices(table[list(space.names)].to_numpy())] = np.arange(len(table))
+    if metric in frame.columns:
+        fidelity = unit_means(frame[metric].to_numpy(dtype=float).reshape(space.size, n), unit)
+    else:
+        fidelity = table[f"rho_{metric}"].to_numpy(dtype=float)[by_index]
+    clean = outcomes[space.index((0,) * space.n_dims)]
+    raw_delta = table["delta"].to_numpy(dtype=float)
+    scale = (float(np.ptp(table["delta_norm"]) / np.ptp(raw_delta)),
+             float(np.ptp(table[f"rho_{metric}_norm"]) / np.ptp(table[f"rho_{metric}"])))
+    return UnitOutcomes(outcomes, clean, fidelity, strata, scale, seed)
 
 
 def problems_with_traces(tables: Iterable[tuple[str, pd.DataFrame, Path]], budget: Callable[[int], int]) -> Iterator[Problem]:

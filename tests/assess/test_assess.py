@@ -179,3 +179,13 @@ def test_front_members_carry_their_membership_probability(run):
     expected = bootstrap_membership(outcomes, clean, evaluated["rho"].to_numpy(), strata=labels, B=1000, seed=0)
     pis = dict(zip(thetas, expected["pi"]))
     assert [pis[(int(a), int(b))] for a, b in front[["typo", "punctuation"]].to_numpy()] == front["pi"].tolist()
+
+
+def test_the_live_search_estimates_its_recall_of_the_core(run):
+    """GP-PND reads the per-input outcomes of what it evaluated (the run's model, accuracy): its trace, progress lines
+    and summary carry est_core, the estimate its stopping rule reads."""
+    result, _, lines = run
+    trace = result.traces["chrf"]
+    assert trace["est_core"].notna().any() and trace["est_core"].dropna().between(0, 1).all()
+    assert result.summary["metrics"]["chrf"]["est_core"] == float(trace["est_core"].iloc[-1])
+    assert any("est_core" in line for line in lines)

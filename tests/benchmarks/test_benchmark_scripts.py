@@ -192,8 +192,9 @@ def test_limit_ideal_and_method_multiples() -> None:
 
 def test_heldout_quick_writes_the_core_columns(tmp_path: Path) -> None:
     """`--quick --out` adds |core|, u to the whole core and the core's recall where est_recall reaches 0.95 to runs.csv
-    (the core recomputed here from `synthetic_confidence`), and the report reads them as it reads P*: the recovery of
-    the core, the paired comparison on it with ties where the interval covers 0, and the calibration on the core."""
+    (the core recomputed here from `synthetic_confidence`), and, for GP-PND, which reads the per-input layer, u and the
+    core's recall where its est_core reaches 0.95; the report reads them as it reads P*: the recovery of the core, the
+    paired comparison on it with ties where the interval covers 0, and both calibration tables on the core."""
     import pandas as pd
 
     from pipeline.search.comparison import censored_u
@@ -204,7 +205,10 @@ def test_heldout_quick_writes_the_core_columns(tmp_path: Path) -> None:
                             capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stderr
     runs = pd.read_csv(tmp_path / "runs.csv")
-    assert list(runs.columns[-3:]) == ["core_size", "u_core", "recall_core_confident"]
+    assert list(runs.columns[-5:]) == ["core_size", "u_core", "recall_core_confident", "u_core_estimate",
+                                       "recall_core_at_core_estimate"]
+    assert runs.loc[runs["method"] == "pnd", "u_core_estimate"].notna().all()  # GP-PND read the per-input layer
+    assert runs.loc[runs["method"] == "random", "u_core_estimate"].isna().all()  # Random estimates nothing
     for name, rows in runs.groupby("table"):
         family, seed = name.rsplit("-", 1)
         table = synthetic_confidence(family, int(seed), heldout.QUICK_SPACE)
@@ -231,6 +235,11 @@ def test_heldout_quick_writes_the_core_columns(tmp_path: Path) -> None:
     cells = next(row for row in report.split("## Calibration")[1].splitlines() if row.startswith("| pnd | 1 |")).split("|")
     assert float(cells[8]) == pytest.approx(calib["recall_core_confident"].mean(), abs=5e-4)
     assert float(cells[9]) == pytest.approx((calib["recall_core_confident"] >= 0.95).mean(), abs=5e-4)
+    on_core = runs.dropna(subset=["u_core_estimate"])
+    section = report.split("## Calibration on the core")[1]
+    cells = next(row for row in section.splitlines() if row.startswith("| pnd | 1 | all |")).split("|")
+    assert int(cells[4]) == len(on_core) and float(cells[5]) == pytest.approx(on_core["u_core_estimate"].median(), abs=5e-4)
+    assert float(cells[9]) == pytest.approx((on_core["recall_core_at_core_estimate"] >= 0.95).mean(), abs=5e-4)
 
 
 def test_heldout_report_names_the_tables_without_a_core() -> None:
