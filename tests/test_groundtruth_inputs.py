@@ -84,3 +84,24 @@ def test_units_are_inputs_for_accuracy_and_problems_for_robust_pass():
     assert len(frame) == 5 and frame["pi"].between(0, 1).all()
     with pytest.raises(ValueError, match="no per-input outcome"):
         unit_outcomes(passes, labels, "f1")
+
+
+def test_a_search_reads_the_layer_that_gives_the_tables_core(tiny, full):
+    """`read_units` (what a search reads, rows in Θ's index order) reproduces the table's core exactly: the bootstrap on
+    every configuration's units with the ground truth's seed is the ground truth's, for a per-input metric (SSIM) and a
+    set statistic (KID); its slopes map the units' mean δ to `delta_norm`."""
+    from pipeline.search.core_recall import core_of_evaluated
+    from pipeline.search.ground_truth import GroundTruth
+    from pipeline.search.tables import read_units
+
+    spec, tiny_dir = tiny
+    _, table, inputs_path = full[:3]
+    labels = build_benchmark(spec, tiny_dir).labels
+    for metric in ("ssim", "kid"):
+        truth = GroundTruth.from_table(table, "tiny", metric)
+        units = read_units(inputs_path, table, labels, metric, "accuracy")
+        assert units.fidelity.ndim == (2 if metric == "ssim" else 1)
+        np.testing.assert_array_equal(core_of_evaluated(units), truth.core)
+        raw = np.maximum((units.clean[None, :] - units.outcomes).mean(axis=1), 0.0)
+        norm = truth.oracle.objectives[:, 0]
+        np.testing.assert_allclose((raw - raw.min()) * units.scale[0], norm - norm.min(), atol=1e-12)

@@ -66,14 +66,16 @@ def read_units(path: Path, table: pd.DataFrame, labels: np.ndarray, metric: str,
     outcomes, unit, strata = unit_outcomes(predictions, np.asarray(labels), task_metric)
     by_index = np.empty(space.size, dtype=np.int64)
     by_index[space.indices(table[list(space.names)].to_numpy())] = np.arange(len(table))
-    if metric in frame.columns:
-        fidelity = unit_means(frame[metric].to_numpy(dtype=float).reshape(space.size, n), unit)
+    if f"rho_{metric}" in frame.columns:
+        fidelity = unit_means(frame[f"rho_{metric}"].to_numpy(dtype=float).reshape(space.size, n), unit)
     else:
         fidelity = table[f"rho_{metric}"].to_numpy(dtype=float)[by_index]
     clean = outcomes[space.index((0,) * space.n_dims)]
-    raw_delta = table["delta"].to_numpy(dtype=float)
-    scale = (float(np.ptp(table["delta_norm"]) / np.ptp(raw_delta)),
-             float(np.ptp(table[f"rho_{metric}_norm"]) / np.ptp(table[f"rho_{metric}"])))
+    def slope(norm: str, raw: str) -> float:  # 1 where the raw objective is constant (nothing to map)
+        spread = float(np.ptp(table[raw].to_numpy(dtype=float)))
+        return float(np.ptp(table[norm].to_numpy(dtype=float))) / spread if spread > 0 else 1.0
+
+    scale = (slope("delta_norm", "delta"), slope(f"rho_{metric}_norm", f"rho_{metric}"))
     return UnitOutcomes(outcomes, clean, fidelity, strata, scale, seed)
 
 
