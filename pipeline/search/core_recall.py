@@ -49,11 +49,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.special import ndtr
 
 from pipeline.membership import front_mask, front_share, resample_counts
 from pipeline.pareto import pareto_mask
-from pipeline.search.nondomination import non_domination_probability
+from pipeline.search.nondomination import non_domination_probability, undominated_count
 from pipeline.search.unit_outcomes import UnitOutcomes
 
 if TYPE_CHECKING:
@@ -92,11 +91,7 @@ def estimated_core_recall(mean: np.ndarray, sd: np.ndarray, core_points: np.ndar
     if len(mean) == 0:
         return 1.0
     remaining = float(non_domination_probability(mean, sd, raised_front).sum())
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = (mean[:, None, :] - core_points[None, :, :]) / sd[:, None, :]
-    beats = np.where(sd[:, None, :] > 0, ndtr(z), (mean[:, None, :] > core_points[None, :, :]).astype(float))
-    dominates = np.clip(beats.prod(axis=2), 0.0, 1.0 - 1e-12)
-    kept = float(np.exp(np.log1p(-dominates).sum(axis=0)).sum())
+    kept = undominated_count(mean, sd, core_points)
     return kept / (kept + remaining) if kept + remaining > 0 else 1.0
 
 

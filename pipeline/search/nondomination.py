@@ -1,5 +1,6 @@
-"""The probability that a Gaussian outcome is dominated by no point of a front (two objectives, both maximised):
-GP-PND's acquisition (`pipeline.search.pnd`) and the remaining mass of its recall estimates."""
+"""Domination of Gaussian outcomes (two objectives, both maximised): the probability that an outcome is dominated
+by no point of a front, GP-PND's acquisition (`pipeline.search.pnd`) and the remaining mass of its recall estimates,
+and the expected number of given points that no outcome dominates, their found mass."""
 from __future__ import annotations
 
 import numpy as np
@@ -31,3 +32,15 @@ def non_domination_probability(mean: np.ndarray, sd: np.ndarray, front: np.ndarr
     interval = np.diff(below, axis=1, prepend=0.0)                      # P(δ_{j−1} < X ≤ δ_j)
     above = 1.0 - cdf(front[:, 1], mean[:, 1], sd[:, 1])                # P(Y > ρ_j)
     return np.clip((interval * above).sum(axis=1) + (1.0 - below[:, -1]), 0.0, 1.0)
+
+
+def undominated_count(mean: np.ndarray, sd: np.ndarray, points: np.ndarray) -> float:
+    """Σ_p Π_θ (1 − P(outcome θ ≥ p on both objectives)): the expected number of `points` that no outcome
+    N(mean[θ], sd[θ]²) dominates (independent outcomes; ties count as not dominating; an sd of 0 a step)."""
+    mean, sd = np.asarray(mean, dtype=float).reshape(-1, 2), np.asarray(sd, dtype=float).reshape(-1, 2)
+    points = np.asarray(points, dtype=float).reshape(-1, 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = (mean[:, None, :] - points[None, :, :]) / sd[:, None, :]                  # (θ, p, objective)
+    beats = np.where(sd[:, None, :] > 0, ndtr(z), (mean[:, None, :] > points[None, :, :]).astype(float))
+    dominates = np.clip(beats.prod(axis=2), 0.0, 1.0 - 1e-12)                           # P(θ ≥ p on both)
+    return float(np.exp(np.log1p(-dominates).sum(axis=0)).sum())

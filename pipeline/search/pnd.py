@@ -72,7 +72,6 @@ import math
 import warnings
 
 import numpy as np
-from scipy.special import ndtr
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Kernel, WhiteKernel
@@ -80,7 +79,7 @@ from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Kernel, WhiteK
 from pipeline.search.base import Method
 from pipeline.search.core_recall import CoreTracker
 from pipeline.search.ledger import Ledger
-from pipeline.search.nondomination import non_domination_probability
+from pipeline.search.nondomination import non_domination_probability, undominated_count
 from pipeline.space import Space
 
 
@@ -240,11 +239,7 @@ def estimated_recall(mean: np.ndarray, sd: np.ndarray, front: np.ndarray) -> flo
     if len(mean) == 0:
         return 1.0
     remaining = float(non_domination_probability(mean, sd, front).sum())
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = (mean[:, None, :] - front[None, :, :]) / sd[:, None, :]                  # (θ, f, objective)
-    beats = np.where(sd[:, None, :] > 0, ndtr(z), (mean[:, None, :] > front[None, :, :]).astype(float))
-    dominates = np.clip(beats.prod(axis=2), 0.0, 1.0 - 1e-12)                           # P(θ ≥ f on both)
-    kept = float(np.exp(np.log1p(-dominates).sum(axis=0)).sum())
+    kept = undominated_count(mean, sd, front)
     return kept / (kept + remaining) if kept + remaining > 0 else 1.0
 
 
