@@ -202,10 +202,10 @@ def without_core(runs: pd.DataFrame) -> str:
 
 def paired_section(at_q: pd.DataFrame, reference: str, rng: np.random.Generator, title: str) -> list[str]:
     """`title` and the paired comparison of each method's censored u (`u_full`) with the reference's, over all tables
-    and, where every group has at least 2 runs of the reference, per group (cluster bootstrap over tables)."""
+    and, where every group has at least 2 tables (the clusters of the bootstrap), per group."""
     both = []
-    pairs = at_q[at_q["method"] == reference].groupby("group").size()
-    scopes = [("all tables", at_q.assign(group="all"))] + ([("per group", at_q)] if pairs.min() >= 2 else [])
+    tables = at_q[at_q["method"] == reference].groupby("group")["table"].nunique()
+    scopes = [("all tables", at_q.assign(group="all"))] + ([("per group", at_q)] if tables.min() >= 2 else [])
     for scope, frame in scopes:
         cmp = compare_to(frame, reference, ["group"], rng, ids=("table", "seed"), cluster=("table",))
         both.append(cmp.assign(scope=scope))

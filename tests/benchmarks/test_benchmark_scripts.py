@@ -288,3 +288,18 @@ def test_limit_measures_the_leave_one_out_order_against_the_core(monkeypatch) ->
                          "core_size": 3, "u_core": [68.0, 102.0, np.nan]})
     out = limit.with_methods(pd.DataFrame([row]), runs).iloc[0]
     assert out["u_core_pnd"] == 102.0 and out["x_core_pnd"] == pytest.approx(3.0) and out["x_pnd"] == pytest.approx(300 / 34)
+
+
+def test_heldout_report_compares_per_group_only_where_a_group_has_two_tables() -> None:
+    """The real split has one table per group (a benchmark–metric pair) and several seeds: the paired comparison is over
+    all tables only (a cluster bootstrap needs two clusters), not per group."""
+    import numpy as np
+    import pandas as pd
+
+    heldout = load_script("bench_search_heldout")
+    rows = [{"group": t, "table": t, "method": m, "q": 1, "seed": seed, "space_size": 16, "pareto_size": 3, "u_full": u + seed,
+             "final_recall": 1.0, "unique": 9.0, "rounds_full": u, "u_confident": np.nan, "recall_confident": np.nan}
+            for t in ("a·x", "b·y") for m, u in (("pnd", 4.0), ("random", 8.0)) for seed in range(3)]
+    text = heldout.report(pd.DataFrame(rows), "pnd", np.random.default_rng(0), np.random.default_rng(1))
+    section = text.split("## Censored u of each method minus pnd's at q = 1")[1]
+    assert "| all tables | all | random | pnd | 4.0 |" in section and "per group" not in section
