@@ -74,11 +74,12 @@ def near_front(values: np.ndarray, se: np.ndarray, margin: float = NEAR) -> np.n
     return front | ~beaten.any(axis=1)
 
 
-def core_of_evaluated(layer: UnitOutcomes, resamples: int = RESAMPLES) -> np.ndarray:
+def core_of_evaluated(layer: UnitOutcomes, resamples: int = RESAMPLES, counts: np.ndarray | None = None) -> np.ndarray:
     """K (module docstring) as a mask over the rows of `layer`: π_E ≥ `CORE` by the paired bootstrap on them, seeded
-    by the layer's seed: with the ground truth's B, its resamples are the ground truth's, so C ∩ E ⊆ K holds
-    resample by resample."""
-    counts = resample_counts(layer.strata, len(layer.clean), resamples, layer.seed)
+    by the layer's seed (or over the resamples `counts` drawn so already): with the ground truth's B, its resamples
+    are the ground truth's, so C ∩ E ⊆ K holds resample by resample."""
+    if counts is None:
+        counts = resample_counts(layer.strata, len(layer.clean), resamples, layer.seed)
     return front_share(counts, layer.outcomes, layer.clean, layer.fidelity) >= CORE
 
 
@@ -126,9 +127,8 @@ class CoreTracker:
         self._se = np.concatenate([self._se, rows.standard_errors()])
 
     def _refresh(self, near: np.ndarray) -> None:
-        layer = self._layer.rows(near)
         self._near, self._computed_at = near, len(self._se)
-        self._core = near[front_share(self._counts, layer.outcomes, layer.clean, layer.fidelity) >= CORE]
+        self._core = near[core_of_evaluated(self._layer.rows(near), counts=self._counts)]
 
     def estimate(self, evaluated: np.ndarray, values: np.ndarray, ledger: Ledger, mean: np.ndarray, sd: np.ndarray,
                  warp: Callable[[np.ndarray], np.ndarray]) -> float:
