@@ -117,7 +117,7 @@ class Ledger:
 
     @property
     def has_inputs(self) -> bool:
-        """Whether the oracle holds per-unit outcomes (`pipeline.search.core_recall.UnitOutcomes`)."""
+        """Whether the oracle holds per-unit outcomes (`pipeline.search.unit_outcomes`)."""
         return getattr(self.oracle, "inputs", None) is not None
 
     def inputs_of(self, indices: np.ndarray) -> UnitOutcomes:
