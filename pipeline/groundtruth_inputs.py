@@ -74,6 +74,14 @@ def unit_means(values: np.ndarray, unit: np.ndarray) -> np.ndarray:
     return sums / np.bincount(unit)
 
 
+def unit_fidelity(per_input: np.ndarray | None, unit: np.ndarray, set_level: np.ndarray) -> np.ndarray:
+    """The fidelity the bootstrap resamples: each unit's mean of the per-input values (m, units) where the metric has
+    them (an (m, n) array), else the set-level value of each configuration (m,), held fixed."""
+    if per_input is not None and per_input.shape == set_level.shape + unit.shape:
+        return unit_means(per_input, unit)
+    return set_level
+
+
 def confidence_columns(table: pd.DataFrame, per_input: dict[str, np.ndarray], labels: np.ndarray, metrics: Sequence[str],
                        task_metric: str, space: Space, seed: int = 0, resamples: int = RESAMPLES) -> pd.DataFrame:
     """For every θ of the table (in its order; θ = 0 first, the clean set): the 95% interval of δ (`delta_lo`,
@@ -84,8 +92,7 @@ def confidence_columns(table: pd.DataFrame, per_input: dict[str, np.ndarray], la
     outcomes, unit, strata = unit_outcomes(per_input["prediction"], labels, task_metric)
     out = pd.DataFrame(index=table.index)
     for i, m in enumerate(metrics):
-        per = per_input.get(f"rho_{m}_inputs")
-        fidelity = unit_means(per, unit) if per is not None and per.shape == outcomes.shape[:1] + unit.shape else table[f"rho_{m}"].to_numpy()
+        fidelity = unit_fidelity(per_input.get(f"rho_{m}_inputs"), unit, table[f"rho_{m}"].to_numpy())
         frame = bootstrap_membership(outcomes, outcomes[0], fidelity, strata=strata, B=resamples, seed=seed)
         if i == 0:
             out["delta_lo"], out["delta_hi"] = frame["delta_lo"].to_numpy(), frame["delta_hi"].to_numpy()

@@ -45,7 +45,6 @@ per family, 2 search seeds, GP-PND, no stopping; the runs and the first u where 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -97,8 +96,9 @@ def estimated_core_recall(mean: np.ndarray, sd: np.ndarray, core_points: np.ndar
 
 
 class CoreTracker:
-    """The core estimate of one search run (module docstring), kept across its rounds: the per-unit rows and
-    standard errors of what it evaluated (fetched once each), the bootstrap's resamples (drawn once), and K,
+    """The core estimate of one search run (module docstring), kept across its rounds: the standard errors of what
+    it evaluated (from each one's per-unit rows, fetched once), the bootstrap's resamples (drawn once), and K (from
+    the rows of the near set, fetched from the ledger when K is recomputed),
     recomputed when the configurations near the front have changed and either the evaluated set has grown by
     `REFRESH_GROWTH` since K was computed, or the estimate has reached `FRESH_ABOVE` while no estimate from an
     up-to-date K has yet reached `fresh_until` (the stopping threshold). So the estimate at which a stopping rule
@@ -110,25 +110,15 @@ class CoreTracker:
     def __init__(self, fresh_until: float = 0.95, resamples: int = RESAMPLES, z: float = Z) -> None:
         self.fresh_until, self.resamples, self.z = fresh_until, resamples, z
         self._crossed = False  # an estimate from an up-to-date K has reached fresh_until
-        self._layer: UnitOutcomes | None = None
         self._se = np.zeros((0, 2))
         self._counts: np.ndarray | None = None
         self._near: np.ndarray | None = None  # the near set K was computed on (positions in the evaluated order)
         self._core = np.zeros(0, dtype=np.int64)
         self._computed_at = 0
 
-    def _extend(self, rows: UnitOutcomes) -> None:
-        """Append the rows of newly evaluated configurations."""
-        if self._layer is None:
-            self._layer, self._counts = rows, resample_counts(rows.strata, len(rows.clean), self.resamples, rows.seed)
-        else:
-            self._layer = replace(self._layer, outcomes=np.concatenate([self._layer.outcomes, rows.outcomes]),
-                                  fidelity=np.concatenate([self._layer.fidelity, rows.fidelity]))
-        self._se = np.concatenate([self._se, rows.standard_errors()])
-
-    def _refresh(self, near: np.ndarray) -> None:
+    def _refresh(self, near: np.ndarray, evaluated: np.ndarray, ledger: Ledger) -> None:
         self._near, self._computed_at = near, len(self._se)
-        self._core = near[core_of_evaluated(self._layer.rows(near), counts=self._counts)]
+        self._core = near[core_of_evaluated(ledger.inputs_of(evaluated[near]), counts=self._counts)]
 
     def estimate(self, evaluated: np.ndarray, values: np.ndarray, ledger: Ledger, mean: np.ndarray, sd: np.ndarray,
                  warp: Callable[[np.ndarray], np.ndarray]) -> float:
@@ -137,17 +127,20 @@ class CoreTracker:
         surrogate's scale, to which `warp` maps objectives."""
         new = evaluated[len(self._se):]
         if len(new):
-            self._extend(ledger.inputs_of(new))
+            rows = ledger.inputs_of(new)
+            if self._counts is None:
+                self._counts = resample_counts(rows.strata, len(rows.clean), self.resamples, rows.seed)
+            self._se = np.concatenate([self._se, rows.standard_errors()])
         near = np.flatnonzero(near_front(values, self._se))
         stale = self._near is None or not np.array_equal(near, self._near)
         if stale and len(evaluated) >= self.REFRESH_GROWTH * self._computed_at:
-            self._refresh(near)
+            self._refresh(near, evaluated, ledger)
             stale = False
         raised = values[near] + self.z * self._se[near]
         raised = warp(raised[pareto_mask(raised)])
         estimate = estimated_core_recall(mean, sd, warp(values[self._core]), raised)
         if stale and not self._crossed and estimate >= self.FRESH_ABOVE:
-            self._refresh(near)
+            self._refresh(near, evaluated, ledger)
             stale = False
             estimate = estimated_core_recall(mean, sd, warp(values[self._core]), raised)
         self._crossed |= not stale and estimate >= self.fresh_until

@@ -11,7 +11,7 @@ import pandas as pd
 
 from pipeline.catalog import SEARCH_METHODS
 from pipeline.fingerprint import library_versions, stage_fingerprint
-from pipeline.groundtruth_inputs import unit_means, unit_outcomes
+from pipeline.groundtruth_inputs import unit_fidelity, unit_outcomes
 from pipeline.groundtruth_table import validate_groundtruth
 from pipeline.search.ground_truth import GroundTruth, table_metrics, table_space
 from pipeline.search.traces import load_traces
@@ -66,10 +66,8 @@ def read_units(path: Path, table: pd.DataFrame, labels: np.ndarray, metric: str,
     outcomes, unit, strata = unit_outcomes(predictions, np.asarray(labels), task_metric)
     by_index = np.empty(space.size, dtype=np.int64)
     by_index[space.indices(table[list(space.names)].to_numpy())] = np.arange(len(table))
-    if f"rho_{metric}" in frame.columns:
-        fidelity = unit_means(frame[f"rho_{metric}"].to_numpy(dtype=float).reshape(space.size, n), unit)
-    else:
-        fidelity = table[f"rho_{metric}"].to_numpy(dtype=float)[by_index]
+    per_input = frame[f"rho_{metric}"].to_numpy(dtype=float).reshape(space.size, n) if f"rho_{metric}" in frame.columns else None
+    fidelity = unit_fidelity(per_input, unit, table[f"rho_{metric}"].to_numpy(dtype=float)[by_index])
     clean = outcomes[space.index((0,) * space.n_dims)]
     def slope(norm: str, raw: str) -> float:  # 1 where the raw objective is constant (nothing to map)
         spread = float(np.ptp(table[raw].to_numpy(dtype=float)))

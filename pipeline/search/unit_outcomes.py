@@ -66,14 +66,14 @@ class UnitRecorder:
 
     def record(self, theta: tuple[int, ...], values: dict) -> None:
         """Keep the per-unit outcomes and fidelity of the configuration `theta` from its benchmark answer `values`."""
-        from pipeline.groundtruth_inputs import unit_means, unit_outcomes
+        from pipeline.groundtruth_inputs import unit_fidelity, unit_outcomes
 
         if "prediction" not in values:
             raise ValueError("the benchmark gives no per-input predictions; build it with per_input=True to estimate the core")
         outcomes = unit_outcomes(np.asarray(values["prediction"])[None, :], self.labels, self.task_metric)[0][0]
         per_input = values.get(f"rho_{self.metric}_inputs")
-        fidelity = unit_means(np.asarray(per_input, dtype=float)[None, :], self._unit)[0] if per_input is not None \
-            else float(values[f"rho_{self.metric}"])
+        fidelity = unit_fidelity(None if per_input is None else np.asarray(per_input, dtype=float)[None, :], self._unit,
+                                 np.array([float(values[f"rho_{self.metric}"])]))[0]
         self._rows[self.space.index(theta)] = (outcomes, fidelity)
 
     def rows(self, indices: np.ndarray) -> UnitOutcomes:
