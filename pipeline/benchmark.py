@@ -82,15 +82,42 @@ class Benchmark:
         t1 = time.perf_counter()
         out = {"psi": psi, "delta": max(self.clean_score - psi, 0.0), "seconds_infer": t1 - t0}
         out.update({f"adequacy_{name}": float(value) for name, value in adequacy.items()})
+        out.update(self._fidelity(perturbed, self.per_input))
+        out["seconds_fidelity"] = time.perf_counter() - t1
+        if self.per_input:
+            out["prediction"] = np.asarray(predictions).tolist()
+        return out
+
+    def _fidelity(self, perturbed: Any, per_input: bool) -> dict[str, Any]:
+        """ρ = φ(T_θ, D) of every fidelity metric (Eq. 2); with `per_input`, also the per-input values of a φ that is
+        their mean (`rho_<metric>_inputs`), from the same pass."""
+        out: dict[str, Any] = {}
         for metric, phi in self.fidelity.items():
-            if self.per_input and _mean_of_per_input(phi):  # one pass: φ is the mean of the values kept
+            if per_input and _mean_of_per_input(phi):  # one pass: φ is the mean of the values kept
                 values = np.asarray(phi.per_input(perturbed), dtype=float)
                 out[f"rho_{metric}"], out[f"rho_{metric}_inputs"] = float(values.mean()), values.tolist()
             else:
                 out[f"rho_{metric}"] = float(phi(perturbed))
-        out["seconds_fidelity"] = time.perf_counter() - t1
-        if self.per_input:
-            out["prediction"] = np.asarray(predictions).tolist()
+        return out
+
+    def evaluate_rows(self, theta: Sequence[int], rows: Sequence[int], fidelity: bool = False) -> dict[str, Any]:
+        """Racing's unit of work (`pipeline.search.racing`, issue 30): the model's answer on the inputs `rows` of T_θ
+        only (`prediction`, one per row), and with `fidelity` every ρ on all n inputs with its per-input values
+        (fidelity needs no model), with timings. T_θ is composed on all n inputs, then `rows` are taken: an input's
+        randomness depends on its index in D (`pipeline.perturb.compose`)."""
+        theta = self.space.validate(theta)
+        rows = [int(r) for r in rows]
+        if rows and (min(rows) < 0 or max(rows) >= len(self.labels)):
+            raise ValueError(f"rows must index the {len(self.labels)} inputs, got {min(rows)}..{max(rows)}")
+        t0 = time.perf_counter()
+        perturbed = compose(self.perturbations, self.clean, theta, self.seed)
+        subset = perturbed[rows] if isinstance(perturbed, np.ndarray) else [perturbed[r] for r in rows]
+        t1 = time.perf_counter()
+        out: dict[str, Any] = {"prediction": np.asarray(self.predict(subset)).tolist() if rows else []}
+        t2 = time.perf_counter()
+        if fidelity:
+            out.update(self._fidelity(perturbed, True))
+        out.update(seconds_perturb=t1 - t0, seconds_infer=t2 - t1, seconds_fidelity=time.perf_counter() - t2)
         return out
 
     def evaluate(self, theta: Sequence[int]) -> dict[str, Any]:

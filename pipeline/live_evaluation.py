@@ -18,6 +18,11 @@ benchmark once per worker process):
 
 A search is deterministic given the values it sees, so a restarted run proposes the same configurations
 again and finds the finished ones in the store: it resumes where it was killed.
+
+Racing (issue 30, `pipeline.search.live_racing`) asks for slices instead: (θ, the input rows, whether to compute
+fidelity), `LiveEvaluator.slices`, each the model's answers on those rows only (`Benchmark.evaluate_rows`), in
+parallel over the same workers and kept in the same store under their own keys, so a restarted race finds every
+slice it had and evaluates no input twice.
 """
 from __future__ import annotations
 
@@ -62,12 +67,26 @@ def evaluate_configurations(key: str, factory: BenchmarkFactory, thetas: Sequenc
             for theta in thetas]
 
 
+Slice = tuple[tuple[int, ...], list[int], bool]  # (θ, input rows, with fidelity): one unit of racing's work
+
+
+def evaluate_slices(key: str, factory: BenchmarkFactory, asks: Sequence[Slice]) -> list[dict[str, Any]]:
+    """`Benchmark.evaluate_rows` of each (θ, rows, fidelity), in order: a worker's chunk of one slice of a race."""
+    bench = benchmark_of(key, factory)
+    return [{k: v if isinstance(v, list) else float(v) for k, v in bench.evaluate_rows(theta, rows, fidelity).items()}
+            for theta, rows, fidelity in asks]
+
+
+Work = Callable[[str, BenchmarkFactory, Sequence[Any]], list[dict[str, Any]]]  # evaluate_configurations or evaluate_slices
+
+
 def _evaluate_pickled(payload: bytes) -> list[dict[str, Any]]:
-    """`evaluate_configurations` of a (key, factory, chunk) sent with cloudpickle, which carries a user's objects
-    (a model class defined in a notebook) where the standard pickle cannot."""
+    """The work (`evaluate_configurations`, `evaluate_slices`) of a (work, key, factory, chunk) sent with cloudpickle,
+    which carries a user's objects (a model class defined in a notebook) where the standard pickle cannot."""
     import cloudpickle
 
-    return evaluate_configurations(*cloudpickle.loads(payload))
+    work, *arguments = cloudpickle.loads(payload)
+    return work(*arguments)
 
 
 class LiveEvaluator:
@@ -89,6 +108,7 @@ class LiveEvaluator:
         self.factory, self.key, self.store, self.fingerprint = factory, key, store, fingerprint
         self.executor, self.workers, self.submitit, self.folder = executor, int(workers), dict(submitit or {}), folder
         self.evaluated = 0  # configurations computed (not served from the store) by this evaluator
+        self.inputs_evaluated = 0  # model evaluations computed in slices (racing) by this evaluator
         self.seconds: dict[str, float] = {}  # summed seconds_* of the configurations computed (perturb, infer, fidelity)
         self._pool: ProcessPoolExecutor | None = None
 
@@ -107,35 +127,45 @@ class LiveEvaluator:
     def __call__(self, thetas: Sequence[Sequence[int]]) -> list[dict[str, float]]:
         thetas = [tuple(int(x) for x in t) for t in thetas]
         keys = [unit_key(self.fingerprint, list(t)) for t in thetas]
-        values = run_cached(self.store, keys, lambda indices: self._compute(thetas, indices))
+        values = run_cached(self.store, keys, lambda indices: self._compute(evaluate_configurations, thetas, indices))
         return [json.loads(v) for v in values]
 
-    def _compute(self, thetas: list[tuple[int, ...]], indices: list[int]) -> Iterator[tuple[int, bytes]]:
+    def slices(self, asks: Sequence[Slice]) -> list[dict[str, Any]]:
+        """`Benchmark.evaluate_rows` of each (θ, rows, fidelity), from the store where a run already computed it."""
+        asks = [(tuple(int(x) for x in t), [int(r) for r in rows], bool(f)) for t, rows, f in asks]
+        keys = [unit_key(self.fingerprint, {"theta": list(t), "rows": rows, "fidelity": f}) for t, rows, f in asks]
+        values = run_cached(self.store, keys, lambda indices: self._compute(evaluate_slices, asks, indices))
+        return [json.loads(v) for v in values]
+
+    def _compute(self, work: Work, units: Sequence[Any], indices: list[int]) -> Iterator[tuple[int, bytes]]:
         n = min(self.workers, len(indices))
         chunks = [indices[k::n] for k in range(n)]
-        for chunk, answers in zip(chunks, self._run([[thetas[i] for i in c] for c in chunks])):
-            self.evaluated += len(chunk)
+        for chunk, answers in zip(chunks, self._run(work, [[units[i] for i in c] for c in chunks])):
+            if work is evaluate_configurations:
+                self.evaluated += len(chunk)
+            else:
+                self.inputs_evaluated += sum(len(a["prediction"]) for a in answers)
             for a in answers:
                 for k, v in a.items():
                     if k.startswith("seconds_"):
                         self.seconds[k] = self.seconds.get(k, 0.0) + v
             yield from ((i, json.dumps(a, sort_keys=True).encode()) for i, a in zip(chunk, answers))
 
-    def _run(self, chunks: list[list[tuple[int, ...]]]) -> Iterator[list[dict[str, float]]]:
-        """Each chunk's answers, in chunk order, as the executor delivers them."""
+    def _run(self, work: Work, chunks: list[list[Any]]) -> Iterator[list[dict[str, Any]]]:
+        """Each chunk's answers (`work` on it), in chunk order, as the executor delivers them."""
         if self.executor == "serial" or len(chunks) == 1 and self.executor == "processes":
-            yield from (evaluate_configurations(self.key, self.factory, c) for c in chunks)
+            yield from (work(self.key, self.factory, c) for c in chunks)
         elif self.executor == "processes":
             import cloudpickle
 
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"), initializer=configure_torch)
-            futures = [self._pool.submit(_evaluate_pickled, cloudpickle.dumps((self.key, self.factory, c))) for c in chunks]
+            futures = [self._pool.submit(_evaluate_pickled, cloudpickle.dumps((work, self.key, self.factory, c))) for c in chunks]
             yield from (f.result() for f in futures)
         else:
             import submitit
 
             executor = submitit.AutoExecutor(folder=str(self.folder), cluster=self.executor.removeprefix("submitit_"))
             executor.update_parameters(**self.submitit)
-            jobs = executor.map_array(evaluate_configurations, [self.key] * len(chunks), [self.factory] * len(chunks), chunks)
+            jobs = executor.map_array(work, [self.key] * len(chunks), [self.factory] * len(chunks), chunks)
             yield from (job.result() for job in jobs)

@@ -42,7 +42,7 @@ def main(cfg) -> None:
     settings = Settings(method=str(method), batch_size=int(live.batch_size), executor=str(live.executor),
                         workers=n_workers(int(cfg.workers)), stop_at_recall=live.stop_at_recall, budget=live.budget,
                         seed=int(cfg.seed), exhaustive=bool(cfg.assess.exhaustive), min_fidelity=cfg.assess.min_fidelity,
-                        top=int(cfg.assess.top), submitit=OmegaConf.to_container(live.submitit))
+                        top=int(cfg.assess.top), racing=bool(cfg.assess.racing), submitit=OmegaConf.to_container(live.submitit))
     execute(run, bench, settings)
 
 

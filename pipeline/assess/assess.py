@@ -10,13 +10,15 @@ Everything goes under `outputs/runs/<name>/`:
                                and (accuracy) π, the share of 1,000 paired bootstrap resamples of the inputs in
                                which it stays on the front, the 95% interval of δ and its set (core: π ≥ 0.95)
     summary.json               model, data set, n inputs, clean score, per metric the front size, configurations
-                               evaluated, rounds, est_recall and est_core (accuracy: the recommended method's estimate
-                               of its recall of the core, which its stopping rule reads) at the end and why the
-                               search stopped; model
-                               evaluations spent and their share of the exhaustive |Θ|·n, how many were computed now (the rest came
-                               from the store of an earlier, killed run); wall and compute seconds
+                               evaluated (and completed, with racing), rounds, est_recall and est_core (accuracy: the
+                               recommended method's estimate of its recall of the core, which its stopping rule reads)
+                               at the end and why the search stopped; model evaluations spent (distinct configuration
+                               and input pairs through the model) and their share of the exhaustive |Θ|·n, with racing
+                               those a full evaluation of the same configurations would have spent and the evaluations
+                               saved; how many were computed now (the rest came from the store of an earlier, killed
+                               run); wall and compute seconds
     <metric>.trace.parquet     the live search's trace (one row per proposal: b, θ, round, is_new, u, δ, ρ, est_recall,
-                               est_core)
+                               est_core, and the model evaluations: inputs, evaluations)
     <metric>.ranked.parquet    R: every evaluated configuration ranked (rank 0 = the front)
     figures/                   fronts.png, alone.png, progress.png
     groundtruth.parquet        with `exhaustive`: every θ of Θ, δ, ψ, raw ρ and the P* flag per metric
@@ -32,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.assess.live import evaluate_all, evaluator, search_metric
+from pipeline.assess.live import evaluate_all, evaluator, live_oracle, search_metric
 from pipeline.assess.result import AssessResult, effect_alone, front_table, stop_reason
 from pipeline.assess.run import Run, run_from_objects
 from pipeline.benchmark import Benchmark
@@ -58,6 +60,7 @@ class Settings:
     budget: int | None = None             # proposals B; None = 5·|Θ| (search.budget_factor)
     seed: int = 0
     exhaustive: bool = False              # also evaluate all of Θ and score the search against P*
+    racing: bool = True                   # race configurations over the inputs (accuracy tasks; pipeline.search.racing)
     min_fidelity: float | None = None     # "what breaks it": front members with ρ ≥ this (None: the front's median ρ)
     top: int = 5                          # how many of them the terminal lists
     submitit: Mapping[str, Any] | None = None
@@ -90,18 +93,26 @@ def execute(run: Run, bench: Benchmark, settings: Settings, say: Say = print) ->
     with ResumeStore(run.store) as store, evaluator(run, store, executor=settings.executor, submitit=settings.submitit,
                                                     workers=min(settings.batch_size, settings.workers)) as evaluate:
         clean = np.asarray(bench.predict(bench.clean)) if run.about["task_metric"] == "accuracy" else None
-        traces = {m: search_metric(run, evaluate, m, method=settings.method, budget=budget, batch_size=settings.batch_size,
-                                   seed=settings.seed, say=say, units=None if clean is None else
-                                   UnitRecorder(run.space, bench.labels, clean, "accuracy", m, settings.seed), **hyper)
-                  for m in run.metrics}
+        racing = None if clean is None or not settings.racing else {
+            "labels": bench.labels, "clean_score": bench.clean_score, "seed": settings.seed}
+        oracles = {m: live_oracle(run, evaluate, m, None if clean is None else
+                                  UnitRecorder(run.space, bench.labels, clean, "accuracy", m, settings.seed), racing)
+                   for m in run.metrics}
+        traces = {m: search_metric(run, oracles[m], m, method=settings.method, budget=budget, batch_size=settings.batch_size,
+                                   seed=settings.seed, say=say, **hyper) for m in run.metrics}
         ranked = {m: rank_evaluated(t, run.space) for m, t in traces.items()}
-        seen = sorted({tuple(int(v) for v in row) for t in traces.values()
-                       for row in t.loc[t["is_new"].to_numpy(dtype=bool), list(run.space.names)].to_numpy()})
-        values = dict(zip(seen, evaluate(seen)))
+        if racing is None:
+            seen = sorted({tuple(int(v) for v in row) for t in traces.values()
+                           for row in t.loc[t["is_new"].to_numpy(dtype=bool), list(run.space.names)].to_numpy()})
+            values = dict(zip(seen, evaluate(seen)))
+        else:  # the configurations some race completed; those stopped early have estimates in their trace only
+            values = {t: v for o in oracles.values() for t, v in o.values.items()}
+            seen = sorted(values)
         table = evaluate_all(run, evaluate, max(settings.batch_size, 36), say) if settings.exhaustive else None
     membership = {m: confidence(values, seen, bench.labels, clean, m, settings.seed) for m in run.metrics}
     front = with_confidence(front_table(ranked, values, run.space, run.metrics), membership, run.space)
-    summary = _summary(run, bench, settings, traces, ranked, seen, budget, evaluate, time.perf_counter() - started, table)
+    summary = _summary(run, bench, settings, traces, ranked, seen, budget, evaluate, time.perf_counter() - started, table,
+                       oracles if racing is not None else None)
     for m, frame in membership.items():
         if frame is not None:
             summary["metrics"][m].update(confidence_counts(frame))
@@ -157,7 +168,7 @@ def confidence_counts(frame: pd.DataFrame) -> dict[str, Any]:
 
 
 def _summary(run: Run, bench: Benchmark, settings: Settings, traces, ranked, seen, budget: int, evaluate, wall: float,
-             table) -> dict[str, Any]:
+             table, races) -> dict[str, Any]:
     n = len(bench.labels)
     metrics = {}
     for m, t in traces.items():
@@ -166,13 +177,21 @@ def _summary(run: Run, bench: Benchmark, settings: Settings, traces, ranked, see
         metrics[m] = {"front": int((ranked[m]["rank"] == 0).sum()), "evaluated": int(t["u"].iloc[-1]), "proposals": len(t),
                       "rounds": int(t["round"].iloc[-1]), "est_recall": estimate, "est_core": core,
                       "stopped": stop_reason(t, budget, run.space.size, settings.stop_at_recall)}
+        if "evaluations" in t:
+            metrics[m].update(model_evaluations=int(t["evaluations"].iloc[-1]), completed=int((t["inputs"] == n).sum()))
+    proposed = sorted({tuple(int(v) for v in row) for t in traces.values()
+                       for row in t.loc[t["is_new"].to_numpy(dtype=bool), list(run.space.names)].to_numpy()})
+    spent = len(set().union(*(o.spent_pairs() for o in races.values()))) if races else len(seen) * n
     summary = {"run": run.name, "model": run.about["model"], "data": run.about["data"], "modality": run.about["modality"],
                "n_inputs": n, "task_metric": run.about["task_metric"], "clean_score": float(bench.clean_score),
                "perturbations": list(run.space.names), "labels": dict(run.about["labels"]), "levels": run.space.levels, "space_size": run.space.size,
                "method": settings.method, "batch_size": settings.batch_size, "stop_at_recall": settings.stop_at_recall,
-               "min_fidelity": settings.min_fidelity, "metrics": metrics, "configurations_evaluated": len(seen),
-               "model_evaluations": len(seen) * n, "exhaustive_model_evaluations": run.space.size * n,
-               "share_of_exhaustive": len(seen) / run.space.size, "computed_now": evaluate.evaluated,
+               "min_fidelity": settings.min_fidelity, "racing": races is not None, "metrics": metrics,
+               "configurations_evaluated": len(proposed), "configurations_completed": len(seen),
+               "model_evaluations": spent, "exhaustive_model_evaluations": run.space.size * n,
+               "share_of_exhaustive": spent / (run.space.size * n), "full_evaluation_cost": len(proposed) * n,
+               "saved_by_racing": len(proposed) * n - spent,
+               "computed_now": evaluate.inputs_evaluated if races else evaluate.evaluated * n,
                "wall_seconds": round(wall, 1),
                "compute_seconds": {k.removeprefix("seconds_"): round(v, 1) for k, v in sorted(evaluate.seconds.items())},
                "sources": run.about.get("sources", [])}

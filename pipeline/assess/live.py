@@ -1,6 +1,8 @@
 """Live search of a user's run (TestNav Algorithm 1 on the model itself): the recommended method proposes q
 configurations a round, the run's evaluator computes them in parallel and keeps each in the run's resume
 store, and the method's stopping rule ends the search when its own estimate of Recall@P* reaches the target.
+With racing (issue 30; accuracy tasks), each configuration is evaluated in slices of its inputs and stopped once a
+completed one dominates it with confidence (`pipeline.search.live_racing`).
 
 `evaluate_all` is the `exhaustive` option: every configuration of Θ through the same evaluator and store
 (the search's evaluations are reused, a killed run resumes), with P* flagged per metric on the raw values
@@ -17,7 +19,8 @@ import pandas as pd
 from pipeline.assess.run import Run
 from pipeline.live_evaluation import LiveEvaluator
 from pipeline.pareto import pareto_mask
-from pipeline.search import LiveOracle, run_search
+from pipeline.search import LiveOracle, Oracle, run_search
+from pipeline.search.live_racing import LiveRacingOracle
 from pipeline.search.unit_outcomes import UnitRecorder
 from pipeline.store import ResumeStore
 
@@ -42,12 +45,21 @@ def evaluator(run: Run, store: ResumeStore, *, executor: str, workers: int, subm
                          submitit=submitit, folder=run.jobs)
 
 
-def search_metric(run: Run, evaluate: LiveEvaluator, metric: str, *, method: str, budget: int, batch_size: int, seed: int,
-                  say: Say, units: UnitRecorder | None = None, **hyperparameters: Any) -> pd.DataFrame:
-    """One live search of `metric`'s (δ, ρ) with `method`; its trace (`pipeline.search.run_search`). With `units`
-    the search can read the per-input outcomes of what it evaluated (GP-PND's estimate of its recall of the core)."""
+def live_oracle(run: Run, evaluate: LiveEvaluator, metric: str, units: UnitRecorder | None, racing: dict[str, Any] | None
+                ) -> Oracle:
+    """The oracle of one metric's search: racing over the inputs where `racing` gives its settings (labels, clean
+    score, seed; accuracy tasks), else a full evaluation of every configuration. With `units` the search can read
+    the per-input outcomes of what it completed (GP-PND's estimate of its recall of the core)."""
+    if racing is None:
+        return LiveOracle.from_benchmark(evaluate, metric, units)
+    return LiveRacingOracle(evaluate.slices, run.space, metric=metric, units=units, **racing)
+
+
+def search_metric(run: Run, oracle: Oracle, metric: str, *, method: str, budget: int, batch_size: int, seed: int,
+                  say: Say, **hyperparameters: Any) -> pd.DataFrame:
+    """One live search of `metric`'s (δ, ρ) with `method` through `oracle` (`live_oracle`); its trace
+    (`pipeline.search.run_search`)."""
     line = round_line(metric, run.space.size)
-    oracle = LiveOracle.from_benchmark(evaluate, metric, units)
     return run_search(method, oracle, run.space, budget, seed, batch_size=batch_size, progress=lambda s: say(line(s)),
                       **hyperparameters)
 

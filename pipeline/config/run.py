@@ -96,6 +96,7 @@ class AssessConfig:
     """A user's run (`scripts/assess.py`, `pipeline.assess`; its search settings are `search.live`'s)."""
 
     exhaustive: bool = MISSING            # also evaluate all of Θ and score the search against P*
+    racing: bool = MISSING                # race configurations over the inputs (accuracy tasks; pipeline.search.racing)
     min_fidelity: float | None = MISSING  # "what breaks it": front members with ρ ≥ this (null: the front's median ρ)
     top: int = MISSING                    # configurations the terminal summary lists per metric
 

@@ -9,11 +9,11 @@ from pipeline.search.metrics import (
     recall_curve,
     run_metrics,
 )
-from pipeline.search.oracle import LiveOracle, Oracle, TableOracle
+from pipeline.search.oracle import LiveOracle, Oracle, RacingOracle, TableOracle
 from pipeline.search.ranking import rank_evaluated
 from pipeline.search.registry import METHODS, get_method, method_class, run_search
 
 __all__ = [
-    "Ledger", "LiveOracle", "METHODS", "Oracle", "TableOracle", "auc_recall", "get_method", "method_class", "pareto_flags",
+    "Ledger", "LiveOracle", "METHODS", "Oracle", "RacingOracle", "TableOracle", "auc_recall", "get_method", "method_class", "pareto_flags",
     "rank_evaluated", "recall_by_budget", "recall_by_unique", "recall_curve", "run_metrics", "run_search",
 ]

@@ -10,6 +10,12 @@ of one `propose` call are evaluated in rounds of at most q, one oracle batch eac
 new round, because a method that calls again has waited for the answers. A proposal's `round` is the
 round its value became known (a cache hit: the round in progress, or the last one). Rounds to full
 recall measure wall-clock time in units of one parallel evaluation.
+
+Cost in model evaluations (issue 30). Where the oracle knows n, the test inputs of a full evaluation, each
+proposal's row records `inputs`, the model evaluations it cost (its inputs through the model: n, fewer for a
+configuration a racing oracle stopped early, 0 for a cache hit), and `evaluations`, their running sum: the cost a
+user pays, against the exhaustive |Θ|·n. The ledger also keeps which configurations were completed (evaluated on
+every input) and the variance of each answer as an estimate, for a method that models its observations' noise.
 """
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ from pipeline.search.oracle import Oracle
 from pipeline.search.unit_outcomes import UnitOutcomes
 from pipeline.space import Space
 
-TRACE_COLUMNS = ("b", "round", "is_new", "u", "delta", "rho", "est_recall", "est_core")
+TRACE_COLUMNS = ("b", "round", "is_new", "u", "delta", "rho", "est_recall", "est_core", "inputs", "evaluations")
 Progress = Callable[[dict], None]  # called once per finished round: {round, b, u, front, est_recall, est_core}
 
 
@@ -48,9 +54,13 @@ class Ledger:
         self.round = 0
         self._seen = np.zeros(space.size, dtype=bool)
         self._cache = np.zeros((space.size, 2))
+        self._cost = np.full(space.size, np.nan)  # model evaluations each evaluated configuration cost
+        self._complete = np.zeros(space.size, dtype=bool)
+        self._variance = np.zeros((space.size, 2))
         self._thetas = np.zeros((self.budget, space.n_dims), dtype=np.int64)
         self._is_new = np.zeros(self.budget, dtype=bool)
         self._u = np.zeros(self.budget, dtype=np.int64)
+        self._inputs = np.zeros(self.budget)
         self._values = np.zeros((self.budget, 2))
         self._round = np.zeros(self.budget, dtype=np.int64)
         self._estimate = np.full(self.budget, np.nan)
@@ -88,8 +98,11 @@ class Ledger:
         new_rows = np.flatnonzero(is_new)
         for start in range(0, len(new_rows), self.batch_size):
             batch = new_rows[start : start + self.batch_size]
-            self._cache[idx[batch]] = self.oracle.evaluate_batch(thetas[batch])
-            self._seen[idx[batch]] = True
+            answers = self.oracle.evaluate_counted(thetas[batch])
+            where = idx[batch]
+            self._cache[where], self._cost[where] = answers.values, answers.inputs
+            self._complete[where], self._variance[where] = answers.complete, answers.variance
+            self._seen[where] = True
         rounds = self.round + -(-np.cumsum(is_new) // self.batch_size)  # ⌈new so far / q⌉ rounds into this call
         values = self._cache[idx]
         rows = slice(self.b, self.b + k)
@@ -97,6 +110,7 @@ class Ledger:
         self._thetas[rows] = thetas
         self._is_new[rows] = is_new
         self._u[rows] = self.u + np.cumsum(is_new)
+        self._inputs[rows] = np.where(is_new, self._cost[idx], 0.0)
         self._values[rows] = values
         self.b += k
         self.u += int(is_new.sum())
@@ -115,6 +129,14 @@ class Ledger:
             self._core_estimate[self.b - 1] = float(core)
         self._report()
 
+    def complete(self, indices: np.ndarray) -> np.ndarray:
+        """Whether each evaluated configuration of `indices` was evaluated on every input (not stopped by racing)."""
+        return self._complete[np.asarray(indices, dtype=np.int64)]
+
+    def variance(self, indices: np.ndarray) -> np.ndarray:
+        """(k, 2): the variance of each evaluated configuration's answer as an estimate of its (δ, ρ) (0 if complete)."""
+        return self._variance[np.asarray(indices, dtype=np.int64)]
+
     @property
     def has_inputs(self) -> bool:
         """Whether the oracle holds per-unit outcomes (`pipeline.search.unit_outcomes`)."""
@@ -130,6 +152,10 @@ class Ledger:
         if len(unseen):
             raise ValueError(f"configuration {self.space.theta(int(unseen[0]))} has not been evaluated; "
                              "its per-unit outcomes are not known to the search")
+        partial = indices[~self._complete[indices]]
+        if len(partial):
+            raise ValueError(f"configuration {self.space.theta(int(partial[0]))} was stopped by racing before its last "
+                             "input; the search knows its outcomes on some inputs only")
         return self.oracle.inputs.rows(indices)
 
     def _report(self) -> None:
@@ -154,7 +180,8 @@ class Ledger:
 
     def trace(self) -> pd.DataFrame:
         """One row per proposal made: b (1-based), θ (one column per dimension), round, is_new, u, δ, ρ,
-        and est_recall (est_core) where the method recorded estimates (carried forward from its last one)."""
+        est_recall (est_core) where the method recorded estimates (carried forward from its last one), and inputs
+        and evaluations where the oracle knows n (module docstring)."""
         self._report()
         n = self.b
         df = pd.DataFrame(self._thetas[:n], columns=list(self.space.names))
@@ -167,4 +194,7 @@ class Ledger:
         for column, estimates in (("est_recall", self._estimate[:n]), ("est_core", self._core_estimate[:n])):
             if not np.isnan(estimates).all():
                 df[column] = pd.Series(estimates).ffill().to_numpy()
+        if n and not np.isnan(self._inputs[:n]).any():
+            df["inputs"] = self._inputs[:n].astype(np.int64)
+            df["evaluations"] = np.cumsum(df["inputs"].to_numpy())
         return df

@@ -9,14 +9,29 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from pipeline.search.racing import FIRST, GROWTH, Z, Race
 from pipeline.search.unit_outcomes import UnitOutcomes, UnitRecorder
 from pipeline.space import Space
 
 Objectives = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Answers:
+    """What a batch of configurations cost and gave (issue 30), one row each: the objectives (m, 2) a search sees,
+    the model evaluations each cost (`inputs`: its inputs through the model, NaN where the oracle does not know n),
+    whether it was evaluated on every input (`complete`; a raced configuration stopped early is not) and the
+    variance (m, 2) of its objectives as estimates (0 for a complete one)."""
+
+    values: np.ndarray
+    inputs: np.ndarray
+    complete: np.ndarray
+    variance: np.ndarray
 
 
 class Oracle(ABC):
@@ -41,6 +56,19 @@ class Oracle(ABC):
     @abstractmethod
     def _do(self, thetas: np.ndarray) -> np.ndarray:
         """Objectives (δ, ρ) of each row of `thetas`, an (m, 2) array."""
+
+    @property
+    def n_inputs(self) -> int | None:
+        """n, the test inputs one full evaluation runs through the model (None where the oracle does not know)."""
+        inputs = getattr(self, "inputs", None)
+        return None if inputs is None else len(inputs.clean)
+
+    def evaluate_counted(self, thetas: np.ndarray) -> Answers:
+        """`evaluate_batch` with what each configuration cost (`Answers`): here every one is evaluated on all n."""
+        values = self.evaluate_batch(thetas)
+        n = self.n_inputs
+        return Answers(values, np.full(len(values), np.nan if n is None else float(n)), np.ones(len(values), dtype=bool),
+                       np.zeros_like(values))
 
 
 class TableOracle(Oracle):
@@ -79,6 +107,62 @@ class TableOracle(Oracle):
 
     def _do(self, thetas: np.ndarray) -> np.ndarray:
         return self.objectives[self.space.indices(thetas)]
+
+
+class RacedOracle(Oracle):
+    """An oracle that races every new configuration over its inputs (`pipeline.search.racing`): a stopped one
+    answers its estimate δ̂ and its exact ρ, a completed one its exact objectives; asked again, the same answer.
+    `_race(indices)` races one round's new configurations and returns, per index, (objectives, inputs it cost,
+    completed, variance of δ̂)."""
+
+    race: Race
+
+    def __init__(self) -> None:
+        self._answers: dict[int, tuple[tuple[float, float], int, bool, float]] = {}
+
+    @abstractmethod
+    def _race(self, indices: list[int]) -> list[tuple[tuple[float, float], int, bool, float]]:
+        """The answers of the new configurations `indices` (class docstring)."""
+
+    def evaluate_counted(self, thetas: np.ndarray) -> Answers:
+        idx = self.space.indices(np.asarray(thetas, dtype=np.int64).reshape(-1, self.space.n_dims))
+        todo = [i for i in dict.fromkeys(idx.tolist()) if i not in self._answers]
+        if todo:
+            self._answers.update(zip(todo, self._race(todo)))
+        rows = [self._answers[i] for i in idx.tolist()]
+        values = np.array([r[0] for r in rows], dtype=float).reshape(len(rows), 2)
+        variance = np.column_stack([[r[3] for r in rows], np.zeros(len(rows))]) if rows else np.zeros((0, 2))
+        return Answers(values, np.array([r[1] for r in rows], dtype=float), np.array([r[2] for r in rows], dtype=bool), variance)
+
+    def _do(self, thetas: np.ndarray) -> np.ndarray:
+        return self.evaluate_counted(thetas).values
+
+    def spent_pairs(self) -> set[tuple[int, int]]:
+        """Every (configuration index, input) this oracle's races evaluated."""
+        return {(i, int(r)) for i, (_, inputs, _, _) in self._answers.items() for r in self.race.order[:inputs]}
+
+
+class RacingOracle(RacedOracle, TableOracle):
+    """`TableOracle` that races every new configuration over the inputs of its per-unit layer: what a live search
+    with racing would have paid and seen, from a ground truth."""
+
+    def __init__(self, objectives: np.ndarray, space: Space, inputs: UnitOutcomes, seed: int = 0, first: int = FIRST,
+                 growth: float = GROWTH, z: float = Z) -> None:
+        if inputs is None:
+            raise ValueError("racing reads the per-unit outcomes: give RacingOracle the table's `inputs`")
+        TableOracle.__init__(self, objectives, space, inputs)
+        RacedOracle.__init__(self)
+        self.race = Race(len(inputs.clean), inputs.scale[0], seed, first, growth, z)
+
+    def _race(self, indices: list[int]) -> list[tuple[tuple[float, float], int, bool, float]]:
+        outcomes, out = self.inputs.outcomes, []
+        for i, r in zip(indices, self.race.run(indices, lambda i: self.objectives[i, 1], lambda asks: [outcomes[i, rows] for i, rows in asks])):
+            if r.complete:
+                self.race.complete(i, self.objectives[i], r.outcomes)
+                out.append((tuple(self.objectives[i]), r.inputs, True, 0.0))
+            else:
+                out.append(((r.delta, float(self.objectives[i, 1])), r.inputs, False, r.variance))
+        return out
 
 
 Many = Callable[[list[tuple[int, ...]]], Sequence[Sequence[float]]]

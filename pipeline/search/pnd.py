@@ -137,8 +137,9 @@ class IncrementalGP:
         self._sumsq = np.zeros(size)
         self._mean = np.zeros(size)
 
-    def add(self, i: int, y: float) -> None:
-        """Condition on the observation y at input i (each input at most once)."""
+    def add(self, i: int, y: float, extra: float = 0.0) -> None:
+        """Condition on the observation y at input i (each input at most once), observed with `extra` noise variance
+        (standardised units) beyond the common noise term: a raced configuration's estimate (`pipeline.search.racing`)."""
         n = self.n
         if n == len(self._V):
             grow = min(len(self.Z), 2 * n) - n
@@ -147,7 +148,7 @@ class IncrementalGP:
         V = self._V[:n]
         row = V[:, i]
         k = self.amplitude * np.exp(-0.5 * ((self.Z - self.Z[i]) ** 2).sum(axis=1))
-        pivot = math.sqrt(max(self.amplitude + self.noise - float(row @ row), 1e-12))
+        pivot = math.sqrt(max(self.amplitude + self.noise + float(extra) - float(row @ row), 1e-12))
         v = (k - row @ V) / pivot
         z = ((float(y) - self.y_mean) / self.y_scale - float(row @ self._z[:n])) / pivot
         self._V[n], self._z[n] = v, z
@@ -189,6 +190,10 @@ class Warp:
         gap = np.maximum(self.y_ref - y, 0.0)
         return np.where(y <= self.y_ref, -np.log(gap + c), -math.log(c) + (y - self.y_ref) / c)
 
+    def noise(self, y: np.ndarray, variance: np.ndarray) -> np.ndarray:
+        """The variance of w(y) for observations y with `variance` (the delta method: w'(y)² · variance)."""
+        return np.asarray(variance, dtype=float) * np.exp(2.0 * self.log_slope(y))
+
     def log_slope(self, y: np.ndarray) -> np.ndarray:
         """log w'(y), the Jacobian term of the likelihood of y under a GP on w(y)."""
         y = np.asarray(y, dtype=float)
@@ -197,19 +202,22 @@ class Warp:
         return -np.log(np.maximum(self.y_ref - y, 0.0) + self.offset)
 
 
-def fit_gp(Z: np.ndarray, y: np.ndarray, start: Kernel | None = None) -> tuple[Kernel, dict[str, float | np.ndarray], float]:
+def fit_gp(Z: np.ndarray, y: np.ndarray, start: Kernel | None = None, extra: np.ndarray | None = None
+           ) -> tuple[Kernel, dict[str, float | np.ndarray], float]:
     """Maximum-marginal-likelihood hyperparameters of amplitude·RBF(ARD) + white noise on standardised
     y (scikit-learn, L-BFGS-B from `start` or a default): the fitted kernel (a start for a later fit),
     `IncrementalGP` arguments, and the log-likelihood of y itself (scikit-learn's, of the standardised
-    y, less n·log of the scale)."""
+    y, less n·log of the scale). `extra`: each observation's own noise variance beyond the white-noise term
+    (y's units; scikit-learn's per-sample `alpha`, which it adds on the standardised scale)."""
     kernel = start if start is not None else (
         ConstantKernel(1.0, (1e-3, 1e3)) * RBF(np.full(Z.shape[1], 0.5), (1e-2, 1e2)) + WhiteKernel(1e-2, (1e-6, 1.0)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        gp = GaussianProcessRegressor(kernel, normalize_y=True).fit(Z, y)
-    fitted = gp.kernel_
     scale = float(np.std(y))
     scale = scale if scale > 0 else 1.0
+    alpha = 1e-10 if extra is None or not np.any(extra) else 1e-10 + np.asarray(extra, dtype=float) / scale ** 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        gp = GaussianProcessRegressor(kernel, alpha=alpha, normalize_y=True).fit(Z, y)
+    fitted = gp.kernel_
     params = {"amplitude": float(fitted.k1.k1.constant_value), "length_scale": np.atleast_1d(fitted.k1.k2.length_scale),
               "noise": float(fitted.k2.noise_level), "y_mean": float(np.mean(y)), "y_scale": scale}
     return fitted, params, float(gp.log_marginal_likelihood_value_) - len(y) * math.log(scale)
@@ -270,21 +278,23 @@ class ParetoProbability(Method):
             raise ValueError(f"stop_at_recall must be in (0, 1] or null (no stopping rule), got {stop_at_recall}")
         self.stop_at_recall = None if stop_at_recall is None else float(stop_at_recall)
 
-    def _fit(self, Z: np.ndarray, evaluated: np.ndarray, y: np.ndarray) -> tuple[IncrementalGP, Warp]:
-        """The GP of one objective on the evaluated configurations, under the most likely of `WARPS`, every
-        fit from `fit_gp`'s default start (module docstring: a warm start can stay in a degenerate optimum)."""
+    def _fit(self, Z: np.ndarray, evaluated: np.ndarray, y: np.ndarray, variance: np.ndarray) -> tuple[IncrementalGP, Warp]:
+        """The GP of one objective on the evaluated configurations (observed with `variance` each: 0 but for raced
+        estimates), under the most likely of `WARPS`, every fit from `fit_gp`'s default start (module docstring: a
+        warm start can stay in a degenerate optimum)."""
         spread = float(y.max() - y.min()) or 1.0
-        best: tuple[float, Warp, dict] | None = None
+        best: tuple[float, Warp, dict, np.ndarray] | None = None
         for rel in self.WARPS:
             warp = Warp(float(y.max()), None if rel is None else rel * spread)
-            _, params, loglik = fit_gp(Z[evaluated], warp(y))
+            extra = warp.noise(y, variance)
+            _, params, loglik = fit_gp(Z[evaluated], warp(y), extra=extra)
             loglik += float(warp.log_slope(y).sum())
             if best is None or loglik > best[0]:
-                best = (loglik, warp, params)
-        _, warp, params = best
+                best = (loglik, warp, params, extra)
+        _, warp, params, extra = best
         gp = IncrementalGP(Z, **params)
-        for i, wy in zip(evaluated, warp(y)):
-            gp.add(int(i), float(wy))
+        for i, wy, e in zip(evaluated, warp(y), extra / params["y_scale"] ** 2):
+            gp.add(int(i), float(wy), float(e))
         return gp, warp
 
     def _design(self, space: Space, rng: np.random.Generator) -> np.ndarray:
@@ -322,8 +332,10 @@ class ParetoProbability(Method):
 
         q = ledger.batch_size
         seen = np.zeros(space.size, dtype=bool)
+        complete = np.zeros(space.size, dtype=bool)
         order: list[int] = []
         values = np.zeros((space.size, 2))
+        variance = np.zeros((space.size, 2))
         front = np.zeros((0, 2))
         gps: list[IncrementalGP] = []
         warps: list[Warp] = []
@@ -336,13 +348,17 @@ class ParetoProbability(Method):
         def observe(picks: np.ndarray) -> None:
             nonlocal front
             answers = ledger.propose(grid[picks])
-            for i, v in zip(picks[: len(answers)].tolist(), answers):
+            picks = picks[: len(answers)]
+            complete[picks], variance[picks] = ledger.complete(picks), ledger.variance(picks)
+            for i, v in zip(picks.tolist(), answers):
                 seen[i] = True
                 values[i] = v
                 order.append(i)
-                front = add_to_front(front, v)
+                if complete[i]:  # a raced estimate is dominated with confidence: never on the front
+                    front = add_to_front(front, v)
                 for k, gp in enumerate(gps):
-                    gp.add(i, float(warps[k](v[k])))
+                    y = np.array([v[k]])
+                    gp.add(i, float(warps[k](y)[0]), float(warps[k].noise(y, variance[i, k : k + 1])[0]) / gp.y_scale ** 2)
 
         for start in range(0, len(design), q):
             if ledger.exhausted:
@@ -352,7 +368,7 @@ class ParetoProbability(Method):
             n = len(order)
             if fitted_at == 0 or (fitted_at < self.FIT_LIMIT and n >= self.FIT_GROWTH * fitted_at):
                 evaluated = np.array(order)
-                fits = [self._fit(Z, evaluated, values[evaluated, k]) for k in range(2)]
+                fits = [self._fit(Z, evaluated, values[evaluated, k], variance[evaluated, k]) for k in range(2)]
                 gps, warps = [f[0] for f in fits], [f[1] for f in fits]
                 fitted_at = n
             warped_front = warp_points(front)
@@ -364,6 +380,7 @@ class ParetoProbability(Method):
             estimate, core = estimated_recall(mean, sd, warped_front), None
             if tracker is not None:
                 evaluated = np.array(order)
+                evaluated = evaluated[complete[evaluated]]  # the per-unit outcomes of a raced one are partial
                 core = tracker.estimate(evaluated, values[evaluated], ledger, mean, sd, warp_points)
             ledger.estimate(estimate, core)
             target = estimate if core is None else core
