@@ -74,12 +74,13 @@ def search_row(objectives: np.ndarray, space: Space, pareto: np.ndarray, core: n
 def identification_row(objectives: np.ndarray, space: Space, pareto: np.ndarray, core: np.ndarray, units: UnitOutcomes,
                        method: str, seed: int) -> dict:
     """Costs of one run of an identification method that samples inputs per configuration (module docstring)."""
-    from pipeline.search.pareto_bandit import evaluations_to_recover, pareto_bandit, units_sampler
+    from pipeline.search.pareto_bandit import evaluations_to_recover, units_pareto_bandit, units_sampler
     from pipeline.search.racing import input_order
     from pipeline.search.successive_halving import successive_halving
 
     order = input_order(len(units.clean), seed)
-    run = (pareto_bandit(units, order, seed=seed) if method == "bandit" else successive_halving(units, order, seed=seed))
+    run = (units_pareto_bandit(units, order) if method == "bandit"
+           else successive_halving(units_sampler(units, order), len(units.outcomes), len(units.clean), seed=seed))
     answer = np.zeros(space.size, dtype=bool)
     answer[np.asarray(run.answer, dtype=np.int64)] = True
     return {"evals_core": evaluations_to_recover(run.declared, np.flatnonzero(core)),

@@ -88,5 +88,5 @@ class LiveRacingOracle(RacedOracle):
                 out.append((self._finish(i), r.inputs, True, 0.0))
             else:
                 self._predictions.pop(i, None)
-                out.append(((r.delta, self._rho(i)), r.inputs, False, r.variance))
+                out.append(((max(r.delta, 0.0), self._rho(i)), r.inputs, False, r.variance))  # δ = max(ψ(D) − ψ, 0)
         return out

@@ -189,3 +189,36 @@ def test_the_live_search_estimates_its_recall_of_the_core(run):
     assert trace["est_core"].notna().any() and trace["est_core"].dropna().between(0, 1).all()
     assert result.summary["metrics"]["chrf"]["est_core"] == float(trace["est_core"].iloc[-1])
     assert any("est_core" in line for line in lines)
+
+
+class ManyReviews:
+    def test_set(self):
+        texts = [f"the film was {WORDS[i % 6]}, review {i}." for i in range(240)]  # one keyword: typos break it
+        labels = np.array([0 if i % 6 < 3 else 1 for i in range(240)])
+        return texts, labels
+
+
+def test_a_run_races_over_the_inputs_and_reports_what_it_saved(tmp_path):
+    """By default a run races (accuracy): configurations a completed one dominates with confidence stop early. The
+    summary counts distinct (configuration, input) evaluations, what full evaluation would have cost and the saving;
+    every front member was completed and carries its exact values (the exhaustive table's); a rerun computes
+    nothing, and a run without racing pays n a configuration."""
+    from pipeline.assess import assess
+
+    kwargs = dict(perturbations=["typo", "punctuation"], fidelity=["chrf"], levels=4, outputs=tmp_path / "out",
+                  data_root=tmp_path / "data", executor="serial", say=lambda s: None, stop_at_recall=None)
+    raced = assess(KeywordModel(), ManyReviews(), name="raced", exhaustive=True, **kwargs)
+    s, trace = raced.summary, raced.traces["chrf"]
+    assert s["racing"] and s["saved_by_racing"] > 0
+    assert s["model_evaluations"] == trace["evaluations"].iloc[-1] == s["full_evaluation_cost"] - s["saved_by_racing"]
+    assert s["share_of_exhaustive"] == s["model_evaluations"] / (16 * 240)
+    assert (trace.loc[trace["inputs"] < 240, "is_new"]).all() and (trace["inputs"] < 240).any()
+    table = raced.groundtruth.set_index(["typo", "punctuation"])
+    front = raced.front
+    assert len(front) and all(trace.loc[(trace["typo"] == a) & (trace["punctuation"] == b), "inputs"].iloc[0] == 240
+                              for a, b in front[["typo", "punctuation"]].to_numpy())
+    np.testing.assert_allclose(front["delta"], table.loc[[tuple(r) for r in front[["typo", "punctuation"]].to_numpy()], "delta"])
+    again = assess(KeywordModel(), ManyReviews(), name="raced", **kwargs)
+    assert again.summary["computed_now"] == 0 and again.summary["model_evaluations"] == s["model_evaluations"]
+    full = assess(KeywordModel(), ManyReviews(), name="full", racing=False, **kwargs)
+    assert not full.summary["racing"] and full.summary["model_evaluations"] == full.summary["configurations_evaluated"] * 240
