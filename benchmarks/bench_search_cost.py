@@ -36,17 +36,17 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_search_heldout import REAL, markdown, parse_families, problems, publish  # noqa: E402
+from bench_search_heldout import REAL, markdown, parse_families, problems, publish
 
-from pipeline.numerics import ensure_pinned  # noqa: E402
-from pipeline.search import RacingOracle, TableOracle, run_search  # noqa: E402
-from pipeline.search.comparison import paired_difference  # noqa: E402
-from pipeline.search.cost import completed_share, evaluations_to_complete  # noqa: E402
-from pipeline.search.parallel import map_runs  # noqa: E402
-from pipeline.search.racing import FIRST, GROWTH, Z  # noqa: E402
-from pipeline.search.synthetic import FAMILIES  # noqa: E402
-from pipeline.search.unit_outcomes import UnitOutcomes  # noqa: E402
-from pipeline.space import Space  # noqa: E402
+from pipeline.numerics import ensure_pinned
+from pipeline.search import RacingOracle, TableOracle, run_search
+from pipeline.search.comparison import paired_difference
+from pipeline.search.cost import completed_share, evaluations_to_complete
+from pipeline.search.parallel import map_runs
+from pipeline.search.racing import FIRST, GROWTH, Z
+from pipeline.search.synthetic import FAMILIES
+from pipeline.search.unit_outcomes import UnitOutcomes
+from pipeline.space import Space
 
 STOP = 0.95     # the stopping rule's threshold on est_core
 GOAL = 0.10     # issue 30: the whole core within 10% of the exhaustive cost
@@ -145,13 +145,13 @@ def paired(runs: pd.DataFrame, rng: np.random.Generator, what: str = "core") -> 
 def report(runs: pd.DataFrame, rng: np.random.Generator) -> str:
     """report.md (module docstring)."""
     runs = shares(runs)
-    parts = ["## Model evaluations to recover the core and P*, as a share of the exhaustive |Θ|·n (censored: a run that "
-             "never recovers counts 1)\n", markdown(recovery(runs), 3)]
+    parts = [("## Model evaluations to recover the core and P*, as a share of the exhaustive |Θ|·n (censored: a run that "
+              "never recovers counts 1)\n"), markdown(recovery(runs), 3)]
     for what, label in (("core", "the core"), ("pareto", "all of P*")):
         table = paired(runs, rng, what)
         if len(table):
-            parts += [f"\n## Share of the exhaustive cost to {label}: each method minus {REFERENCE} "
-                      "(95% cluster-bootstrap interval over tables)\n", markdown(table, 3)]
+            parts += [(f"\n## Share of the exhaustive cost to {label}: each method minus {REFERENCE} "
+                       "(95% cluster-bootstrap interval over tables)\n"), markdown(table, 3)]
     race = runs[runs["method"] == REFERENCE]
     if len(race):
         per_table = race.groupby(["group", "table"], sort=False)["share_core_cens"].median().reset_index()
@@ -159,9 +159,9 @@ def report(runs: pd.DataFrame, rng: np.random.Generator) -> str:
         calibrated = race["recall_core_stop"].dropna()
         parts += ["\n## The goal: the whole core within 10% of the exhaustive cost, the stopping rule calibrated\n",
                   markdown(groups.rename("median share to the core").reset_index(), 3),
-                  f"\nMedian table: {per_table['share_core_cens'].median():.3f} of the exhaustive cost; groups within {GOAL}: "
-                  f"{int((groups <= GOAL).sum())} of {len(groups)}. Stopping rule: core recall ≥ 0.95 in "
-                  f"{int((calibrated >= 0.95).sum())} of {len(calibrated)} runs ({(calibrated >= 0.95).mean():.0%}).\n"]
+                  (f"\nMedian table: {per_table['share_core_cens'].median():.3f} of the exhaustive cost; groups within {GOAL}: "
+                   f"{int((groups <= GOAL).sum())} of {len(groups)}. Stopping rule: core recall ≥ 0.95 in "
+                   f"{int((calibrated >= 0.95).sum())} of {len(calibrated)} runs ({(calibrated >= 0.95).mean():.0%}).\n")]
     return "".join(parts)
 
 
@@ -209,8 +209,8 @@ def main(argv: list[str] | None = None) -> None:
     tables = [p for p in tables if p[5].any()]
     race = {"z": args.z, "first": args.first, "growth": args.growth}
     methods = args.methods.split(",")
-    jobs = [dict(group=g, table=t, objectives=o, space=s, pareto=p, core=c, units=u, method=m, seed=seed, race=race)
-            for g, t, o, s, p, c, u in tables for m in methods for seed in range(args.seeds)]
+    jobs = [{"group": g, "table": t, "objectives": o, "space": s, "pareto": p, "core": c, "units": u, "method": m, "seed": seed,
+             "race": race} for g, t, o, s, p, c, u in tables for m in methods for seed in range(args.seeds)]
     print(f"{len(jobs)} runs: {len(tables)} tables, methods {methods}, {args.seeds} seeds, racing {race}", file=sys.stderr)
     runs = pd.DataFrame(list(map_runs(one_run, jobs, args.workers, desc="cost")))
     publish(runs, report(runs, np.random.default_rng(0)), args.out, "runs.csv")

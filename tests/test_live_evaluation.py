@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
 import pytest
 
 from pipeline.config.errors import ConfigError
@@ -58,3 +59,27 @@ def test_submitit_jobs_give_the_direct_values(tmp_path):
     for theta, got in zip(THETAS, values):
         want = direct.evaluate(theta)
         assert {k: got[k] for k in ("psi", "delta", "rho_negmse")} == {k: want[k] for k in ("psi", "delta", "rho_negmse")}
+
+
+def test_racing_slices_run_in_the_workers_and_resume_from_the_store(tmp_path):
+    """Racing's units (θ, rows, fidelity): in worker processes, each the model's answers on those rows of the
+    composed T_θ (a full evaluation's at the same rows) and, at a first slice, every ρ on all n inputs; asked again,
+    from the store: no input is evaluated twice."""
+    factory = functools.partial(make_benchmark, 30, 4)
+    direct = make_benchmark(30, 4)
+    asks = [((1, 2), [3, 0, 7], True), ((1, 2), [10, 11], False), ((3, 1), list(range(30)), True)]
+    with ResumeStore(tmp_path / "store.sqlite") as store, \
+            LiveEvaluator(factory, "synthetic", store, "fp", executor="processes", workers=2) as evaluate:
+        got = evaluate.slices(asks)
+        assert evaluate.inputs_evaluated == 35
+        assert evaluate.slices(asks) == got and evaluate.inputs_evaluated == 35
+    from pipeline.perturb.compose import compose
+
+    for (theta, rows, fidelity), answer in zip(asks, got):
+        perturbed = compose(direct.perturbations, direct.clean, theta, direct.seed)
+        assert answer["prediction"] == direct.predict(perturbed)[rows].tolist()
+        assert ("rho_negmse" in answer) == fidelity
+        if fidelity:
+            assert answer["rho_negmse"] == direct.evaluate(theta)["rho_negmse"]
+    full = direct.evaluate((3, 1))
+    assert sum(np.asarray(got[2]["prediction"]) == direct.labels) / 30 == full["psi"]

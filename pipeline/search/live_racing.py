@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.search.oracle import RacedOracle
-from pipeline.search.racing import FIRST, GROWTH, Z, Race
+from pipeline.search.racing import FIRST, GROWTH, Race, Z
 from pipeline.search.unit_outcomes import UnitRecorder
 from pipeline.space import Space
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pipeline.search.racing import FIRST, GROWTH, Z, Race
+from pipeline.search.racing import FIRST, GROWTH, Race, Z
 from pipeline.search.unit_outcomes import UnitOutcomes, UnitRecorder
 from pipeline.space import Space
 
@@ -156,7 +156,8 @@ class RacingOracle(RacedOracle, TableOracle):
 
     def _race(self, indices: list[int]) -> list[tuple[tuple[float, float], int, bool, float]]:
         outcomes, out = self.inputs.outcomes, []
-        for i, r in zip(indices, self.race.run(indices, lambda i: self.objectives[i, 1], lambda asks: [outcomes[i, rows] for i, rows in asks])):
+        raced = self.race.run(indices, lambda j: self.objectives[j, 1], lambda asks: [outcomes[j, rows] for j, rows in asks])
+        for i, r in zip(indices, raced):
             if r.complete:
                 self.race.complete(i, self.objectives[i], r.outcomes)
                 out.append((tuple(self.objectives[i]), r.inputs, True, 0.0))

@@ -193,8 +193,8 @@ def test_the_live_search_estimates_its_recall_of_the_core(run):
 
 class ManyReviews:
     def test_set(self):
-        texts = [f"the film was {WORDS[i % 6]}, review {i}." for i in range(240)]  # one keyword: typos break it
-        labels = np.array([0 if i % 6 < 3 else 1 for i in range(240)])
+        texts = [f"the film was {WORDS[i % 6]}, review {i}." for i in range(120)]  # one keyword: typos break it
+        labels = np.array([0 if i % 6 < 3 else 1 for i in range(120)])
         return texts, labels
 
 
@@ -211,14 +211,14 @@ def test_a_run_races_over_the_inputs_and_reports_what_it_saved(tmp_path):
     s, trace = raced.summary, raced.traces["chrf"]
     assert s["racing"] and s["saved_by_racing"] > 0
     assert s["model_evaluations"] == trace["evaluations"].iloc[-1] == s["full_evaluation_cost"] - s["saved_by_racing"]
-    assert s["share_of_exhaustive"] == s["model_evaluations"] / (16 * 240)
-    assert (trace.loc[trace["inputs"] < 240, "is_new"]).all() and (trace["inputs"] < 240).any()
+    assert s["share_of_exhaustive"] == s["model_evaluations"] / (16 * 120)
+    assert (trace.loc[trace["inputs"] < 120, "is_new"]).all() and (trace["inputs"] < 120).any()
     table = raced.groundtruth.set_index(["typo", "punctuation"])
     front = raced.front
-    assert len(front) and all(trace.loc[(trace["typo"] == a) & (trace["punctuation"] == b), "inputs"].iloc[0] == 240
+    assert len(front) and all(trace.loc[(trace["typo"] == a) & (trace["punctuation"] == b), "inputs"].iloc[0] == 120
                               for a, b in front[["typo", "punctuation"]].to_numpy())
     np.testing.assert_allclose(front["delta"], table.loc[[tuple(r) for r in front[["typo", "punctuation"]].to_numpy()], "delta"])
     again = assess(KeywordModel(), ManyReviews(), name="raced", **kwargs)
     assert again.summary["computed_now"] == 0 and again.summary["model_evaluations"] == s["model_evaluations"]
     full = assess(KeywordModel(), ManyReviews(), name="full", racing=False, **kwargs)
-    assert not full.summary["racing"] and full.summary["model_evaluations"] == full.summary["configurations_evaluated"] * 240
+    assert not full.summary["racing"] and full.summary["model_evaluations"] == full.summary["configurations_evaluated"] * 120

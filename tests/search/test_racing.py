@@ -31,7 +31,7 @@ def wide_table(n: int = 120, seed: int = 0) -> tuple[np.ndarray, UnitOutcomes]:
     fails = np.random.default_rng(seed).permutation(n)
     outcomes = np.ones((SPACE.size, n))
     for i, d in enumerate(weighted):
-        outcomes[i, fails[: int(round(d * n))]] = 0.0
+        outcomes[i, fails[: round(d * n)]] = 0.0
     delta = 1.0 - outcomes.mean(axis=1)
     units = UnitOutcomes(outcomes, np.ones(n), np.repeat(rho[:, None], n, axis=1))
     return np.column_stack([delta, rho]), units
