@@ -18,7 +18,8 @@ Everything goes under `outputs/runs/<name>/`:
                                saved; how many were computed now (the rest came from the store of an earlier, killed
                                run); wall and compute seconds
     <metric>.trace.parquet     the live search's trace (one row per proposal: b, θ, round, is_new, u, δ, ρ, est_recall,
-                               est_core, and the model evaluations: inputs, evaluations)
+                               est_core, the model evaluations: inputs, evaluations, and the seconds of each
+                               evaluation: seconds_perturb, seconds_infer, seconds_fidelity)
     <metric>.ranked.parquet    R: every evaluated configuration ranked (rank 0 = the front)
     figures/                   fronts.png, alone.png, progress.png
     groundtruth.parquet        with `exhaustive`: every θ of Θ, δ, ψ, raw ρ and the P* flag per metric
@@ -191,7 +192,7 @@ def _summary(run: Run, bench: Benchmark, settings: Settings, traces, ranked, see
                "model_evaluations": spent, "exhaustive_model_evaluations": run.space.size * n,
                "share_of_exhaustive": spent / (run.space.size * n), "full_evaluation_cost": len(proposed) * n,
                "saved_by_racing": len(proposed) * n - spent,
-               "computed_now": evaluate.inputs_evaluated if races else evaluate.evaluated * n,
+               "computed_now": evaluate.inputs_evaluated + evaluate.evaluated * n,
                "wall_seconds": round(wall, 1),
                "compute_seconds": {k.removeprefix("seconds_"): round(v, 1) for k, v in sorted(evaluate.seconds.items())},
                "sources": run.about.get("sources", [])}

@@ -14,7 +14,8 @@ recall measure wall-clock time in units of one parallel evaluation.
 Cost in model evaluations (issue 30). Where the oracle knows n, the test inputs of a full evaluation, each
 proposal's row records `inputs`, the model evaluations it cost (its inputs through the model: n, fewer for a
 configuration a racing oracle stopped early, 0 for a cache hit), and `evaluations`, their running sum: the cost a
-user pays, against the exhaustive |Θ|·n. The ledger also keeps which configurations were completed (evaluated on
+user pays, against the exhaustive |Θ|·n; from a live benchmark also `seconds_perturb`, `seconds_infer` and
+`seconds_fidelity`, the time the proposal's evaluation took (0 for a cache hit). The ledger also keeps which configurations were completed (evaluated on
 every input) and the variance of each answer as an estimate, for a method that models its observations' noise.
 """
 from __future__ import annotations
@@ -25,11 +26,11 @@ import numpy as np
 import pandas as pd
 
 from pipeline.pareto import pareto_mask
-from pipeline.search.oracle import Oracle
+from pipeline.search.oracle import SECONDS, Oracle
 from pipeline.search.unit_outcomes import UnitOutcomes
 from pipeline.space import Space
 
-TRACE_COLUMNS = ("b", "round", "is_new", "u", "delta", "rho", "est_recall", "est_core", "inputs", "evaluations")
+TRACE_COLUMNS = ("b", "round", "is_new", "u", "delta", "rho", "est_recall", "est_core", "inputs", "evaluations", *SECONDS)
 Progress = Callable[[dict], None]  # called once per finished round: {round, b, u, front, est_recall, est_core}
 
 
@@ -57,10 +58,12 @@ class Ledger:
         self._cost = np.full(space.size, np.nan)  # model evaluations each evaluated configuration cost
         self._complete = np.zeros(space.size, dtype=bool)
         self._variance = np.zeros((space.size, 2))
+        self._timing = np.full((space.size, 3), np.nan)  # live: the SECONDS each evaluated configuration took
         self._thetas = np.zeros((self.budget, space.n_dims), dtype=np.int64)
         self._is_new = np.zeros(self.budget, dtype=bool)
         self._u = np.zeros(self.budget, dtype=np.int64)
         self._inputs = np.zeros(self.budget)
+        self._seconds = np.zeros((self.budget, 3))
         self._values = np.zeros((self.budget, 2))
         self._round = np.zeros(self.budget, dtype=np.int64)
         self._estimate = np.full(self.budget, np.nan)
@@ -102,6 +105,8 @@ class Ledger:
             where = idx[batch]
             self._cache[where], self._cost[where] = answers.values, answers.inputs
             self._complete[where], self._variance[where] = answers.complete, answers.variance
+            if answers.seconds is not None:
+                self._timing[where] = answers.seconds
             self._seen[where] = True
         rounds = self.round + -(-np.cumsum(is_new) // self.batch_size)  # ⌈new so far / q⌉ rounds into this call
         values = self._cache[idx]
@@ -111,6 +116,7 @@ class Ledger:
         self._is_new[rows] = is_new
         self._u[rows] = self.u + np.cumsum(is_new)
         self._inputs[rows] = np.where(is_new, self._cost[idx], 0.0)
+        self._seconds[rows] = np.where(is_new[:, None], self._timing[idx], 0.0)
         self._values[rows] = values
         self.b += k
         self.u += int(is_new.sum())
@@ -180,8 +186,9 @@ class Ledger:
 
     def trace(self) -> pd.DataFrame:
         """One row per proposal made: b (1-based), θ (one column per dimension), round, is_new, u, δ, ρ,
-        est_recall (est_core) where the method recorded estimates (carried forward from its last one), and inputs
-        and evaluations where the oracle knows n (module docstring)."""
+        est_recall (est_core) where the method recorded estimates (carried forward from its last one), inputs
+        and evaluations where the oracle knows n, and the seconds of each evaluation where it times them (module
+        docstring)."""
         self._report()
         n = self.b
         df = pd.DataFrame(self._thetas[:n], columns=list(self.space.names))
@@ -197,4 +204,7 @@ class Ledger:
         if n and not np.isnan(self._inputs[:n]).any():
             df["inputs"] = self._inputs[:n].astype(np.int64)
             df["evaluations"] = np.cumsum(df["inputs"].to_numpy())
+        if n and not np.isnan(self._seconds[:n]).any():
+            for k, column in enumerate(SECONDS):
+                df[column] = self._seconds[:n, k]
         return df

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.search.oracle import RacedOracle
+from pipeline.search.oracle import RacedOracle, timing
 from pipeline.search.racing import FIRST, GROWTH, Race, Z
 from pipeline.search.unit_outcomes import UnitRecorder
 from pipeline.space import Space
@@ -51,6 +51,7 @@ class LiveRacingOracle(RacedOracle):
         for (i, rows), answer in zip(asks, self.evaluate_slices(requests)):
             if i not in self._fidelity:
                 self._fidelity[i] = {k: v for k, v in answer.items() if k.startswith("rho_")}
+            self.timings[i] = self.timings.get(i, np.zeros(3)) + timing(answer)
             predictions = np.asarray(answer["prediction"])
             if len(predictions) != len(rows):
                 raise ValueError(f"the benchmark answered {len(predictions)} predictions for {len(rows)} inputs")

@@ -25,13 +25,23 @@ Objectives = tuple[float, float]
 class Answers:
     """What a batch of configurations cost and gave (issue 30), one row each: the objectives (m, 2) a search sees,
     the model evaluations each cost (`inputs`: its inputs through the model, NaN where the oracle does not know n),
-    whether it was evaluated on every input (`complete`; a raced configuration stopped early is not) and the
-    variance (m, 2) of its objectives as estimates (0 for a complete one)."""
+    whether it was evaluated on every input (`complete`; a raced configuration stopped early is not), the
+    variance (m, 2) of its objectives as estimates (0 for a complete one) and, from a live benchmark, the seconds
+    (m, 3) it spent in perturbation, inference and fidelity (`SECONDS`; None where the oracle does not time them)."""
 
     values: np.ndarray
     inputs: np.ndarray
     complete: np.ndarray
     variance: np.ndarray
+    seconds: np.ndarray | None = None
+
+
+SECONDS = ("seconds_perturb", "seconds_infer", "seconds_fidelity")  # a live benchmark's timings of one evaluation
+
+
+def timing(values: dict) -> np.ndarray:
+    """The `SECONDS` of one benchmark answer, (3,) (0 where it gives none)."""
+    return np.array([float(values.get(k, 0.0)) for k in SECONDS])
 
 
 class Oracle(ABC):
@@ -68,7 +78,11 @@ class Oracle(ABC):
         values = self.evaluate_batch(thetas)
         n = self.n_inputs
         return Answers(values, np.full(len(values), np.nan if n is None else float(n)), np.ones(len(values), dtype=bool),
-                       np.zeros_like(values))
+                       np.zeros_like(values), self._seconds(np.asarray(thetas, dtype=np.int64).reshape(len(values), -1)))
+
+    def _seconds(self, thetas: np.ndarray) -> np.ndarray | None:
+        """The `SECONDS` each configuration of `thetas` (evaluated) took, (m, 3); None where the oracle does not time."""
+        return None
 
 
 class TableOracle(Oracle):
@@ -119,6 +133,7 @@ class RacedOracle(Oracle):
 
     def __init__(self) -> None:
         self._answers: dict[int, tuple[tuple[float, float], int, bool, float]] = {}
+        self.timings: dict[int, np.ndarray] = {}  # live: the SECONDS each configuration's slices took, summed
 
     @abstractmethod
     def _race(self, indices: list[int]) -> list[tuple[tuple[float, float], int, bool, float]]:
@@ -132,7 +147,9 @@ class RacedOracle(Oracle):
         rows = [self._answers[i] for i in idx.tolist()]
         values = np.array([r[0] for r in rows], dtype=float).reshape(len(rows), 2)
         variance = np.column_stack([[r[3] for r in rows], np.zeros(len(rows))]) if rows else np.zeros((0, 2))
-        return Answers(values, np.array([r[1] for r in rows], dtype=float), np.array([r[2] for r in rows], dtype=bool), variance)
+        seconds = np.array([self.timings[i] for i in idx.tolist()]).reshape(len(rows), 3) if self.timings else None
+        return Answers(values, np.array([r[1] for r in rows], dtype=float), np.array([r[2] for r in rows], dtype=bool), variance,
+                       seconds)
 
     def _do(self, thetas: np.ndarray) -> np.ndarray:
         return self.evaluate_counted(thetas).values
@@ -182,6 +199,7 @@ class LiveOracle(Oracle):
         self.cache: dict[tuple[int, ...], Objectives] = {}
         self.calls = 0
         self.inputs: UnitRecorder | None = None
+        self.timings: dict[tuple[int, ...], np.ndarray] = {}  # from a benchmark: the SECONDS of each configuration
 
     @classmethod
     def one_at_a_time(cls, evaluate: Callable[[tuple[int, ...]], Sequence[float]]) -> LiveOracle:
@@ -203,12 +221,18 @@ class LiveOracle(Oracle):
                     raise ValueError(f"the benchmark returned keys {sorted(values)}; live search needs 'delta' and {key!r}")
                 if units is not None:
                     units.record(theta, values)
+                oracle.timings[theta] = timing(values)
                 out.append((float(values["delta"]), float(values[key])))
             return out
 
         oracle = cls(objectives)
         oracle.inputs = units
         return oracle
+
+    def _seconds(self, thetas: np.ndarray) -> np.ndarray | None:
+        if not self.timings:
+            return None
+        return np.array([self.timings.get(t, np.full(3, np.nan)) for t in map(tuple, thetas.tolist())]).reshape(len(thetas), 3)
 
     def _do(self, thetas: np.ndarray) -> np.ndarray:
         rows = list(map(tuple, thetas.tolist()))

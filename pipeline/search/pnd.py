@@ -266,7 +266,12 @@ class ParetoProbability(Method):
     Where the oracle holds the per-unit outcomes (`TableOracle(inputs=…)`), the trace also records
     `est_core`, the estimate of its recall of the core from the outcomes of what it evaluated
     (`pipeline.search.core_recall`), and `stop_at_recall` applies to that estimate instead: the run stops
-    when the configurations the data support are found, not every member that one input put on P*."""
+    when the configurations the data support are found, not every member that one input put on P*.
+
+    With a racing oracle (`pipeline.search.racing`), a configuration stopped early answers an estimate of δ with its
+    variance: the surrogates take it as that observation's own noise (scikit-learn's per-sample `alpha` in the fits,
+    `IncrementalGP.add(extra=…)` between them, through the warp by the delta method), it never enters the front, and
+    the core estimate reads the completed configurations only."""
 
     name, label, single_pass = "pnd", "GP-PND", True
     FIT_LIMIT = 150  # hyperparameters are refitted while fewer configurations than this are evaluated

@@ -212,4 +212,5 @@ def test_live_batch_search_through_submitit_resumes_after_a_kill_with_the_table_
     store.unlink()
     live_search(folder, "search.live.executor=serial")  # from scratch, in this process
     again = pd.read_parquet(folder / "outputs/search_live/tiny/ssim/pnd/seed=0.trace.parquet")
-    pd.testing.assert_frame_equal(again, trace)  # the resumed run is the uninterrupted one
+    timings = ["seconds_perturb", "seconds_infer", "seconds_fidelity"]  # measured anew by each run: not compared
+    pd.testing.assert_frame_equal(again.drop(columns=timings), trace.drop(columns=timings))  # the resumed run is the uninterrupted one
