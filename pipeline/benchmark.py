@@ -103,15 +103,19 @@ class Benchmark:
     def evaluate_rows(self, theta: Sequence[int], rows: Sequence[int], fidelity: bool = False) -> dict[str, Any]:
         """Racing's unit of work (`pipeline.search.racing`, issue 30): the model's answer on the inputs `rows` of T_θ
         only (`prediction`, one per row), and with `fidelity` every ρ on all n inputs with its per-input values
-        (fidelity needs no model), with timings. T_θ is composed on all n inputs, then `rows` are taken: an input's
-        randomness depends on its index in D (`pipeline.perturb.compose`)."""
+        (fidelity needs no model), with timings. With `fidelity` T_θ is composed on all n inputs, else on `rows` only,
+        each perturbed as in the full set (its randomness is seeded by its index in D, `pipeline.perturb.compose`)."""
         theta = self.space.validate(theta)
         rows = [int(r) for r in rows]
         if rows and (min(rows) < 0 or max(rows) >= len(self.labels)):
             raise ValueError(f"rows must index the {len(self.labels)} inputs, got {min(rows)}..{max(rows)}")
         t0 = time.perf_counter()
-        perturbed = compose(self.perturbations, self.clean, theta, self.seed)
-        subset = perturbed[rows] if isinstance(perturbed, np.ndarray) else [perturbed[r] for r in rows]
+        if fidelity:
+            perturbed = compose(self.perturbations, self.clean, theta, self.seed)
+            subset = perturbed[rows] if isinstance(perturbed, np.ndarray) else [perturbed[r] for r in rows]
+        else:
+            clean = self.clean[rows] if isinstance(self.clean, np.ndarray) else [self.clean[r] for r in rows]
+            subset = compose(self.perturbations, clean, theta, self.seed, rows)
         t1 = time.perf_counter()
         out: dict[str, Any] = {"prediction": np.asarray(self.predict(subset)).tolist() if rows else []}
         t2 = time.perf_counter()

@@ -103,8 +103,8 @@ class AssessResult:
                 theta = active(r, s["perturbations"], s["labels"])
                 lines.append(f"    δ {r['delta']:.3f}  ρ {r[f'rho_{metric}']:.4g}  {theta}")
         lines.append(f"cost: {s['configurations_evaluated']:,} of {s['space_size']:,} configurations, "
-                     f"{s['model_evaluations']:,} model evaluations ({100 * s['share_of_exhaustive']:.1f}% of exhaustive), "
-                     f"{s['wall_seconds']:.0f} s")
+                     f"{s['model_evaluations']:,} model evaluations ({100 * s['share_of_exhaustive']:.1f}% of exhaustive"
+                     + (f"; racing saved {s['saved_by_racing']:,}" if s.get("racing") else "") + f"), {s['wall_seconds']:.0f} s")
         if s.get("exhaustive"):
             for metric, e in s["exhaustive"].items():
                 lines.append(f"exhaustive {metric}: |P*| = {e['pareto']}, the search found {e['found']} ({100 * e['recall']:.0f}%)")

@@ -18,21 +18,28 @@ def step_seed(global_seed: int, input_index: int, prefix: Sequence[int]) -> int:
     return int(np.random.SeedSequence(entropy).generate_state(1)[0])
 
 
-def apply_step(perturbation: Perturbation, inputs: Any, prefix: Sequence[int], global_seed: int) -> Any:
-    """Apply T_j at level prefix[-1] to every input; inputs are an array stack or a list."""
+def apply_step(perturbation: Perturbation, inputs: Any, prefix: Sequence[int], global_seed: int,
+               indices: Sequence[int] | None = None) -> Any:
+    """Apply T_j at level prefix[-1] to every input; inputs are an array stack or a list, input k being input
+    `indices[k]` of the full set (its position when None), whose index seeds its randomness."""
     level = int(prefix[-1])
     if level == 0:
         return inputs
-    out = [perturbation.apply(x, level, step_seed(global_seed, i, prefix)) for i, x in enumerate(inputs)]
+    where = range(len(inputs)) if indices is None else indices
+    out = [perturbation.apply(x, level, step_seed(global_seed, i, prefix)) for i, x in zip(where, inputs)]
     return np.stack(out) if isinstance(inputs, np.ndarray) else out
 
 
-def compose(perturbations: Sequence[Perturbation], inputs: Any, theta: Sequence[int], global_seed: int) -> Any:
-    """T_θ: the perturbed set of configuration θ, applying T_1 first."""
+def compose(perturbations: Sequence[Perturbation], inputs: Any, theta: Sequence[int], global_seed: int,
+            indices: Sequence[int] | None = None) -> Any:
+    """T_θ: the perturbed set of configuration θ, applying T_1 first. With `indices`, `inputs` are those inputs of
+    the full set only, and each is perturbed as it is in the full set's T_θ (racing's slices)."""
     if len(theta) != len(perturbations):
         raise ValueError(f"configuration {tuple(theta)} has {len(theta)} levels for {len(perturbations)} perturbations")
+    if indices is not None and len(indices) != len(inputs):
+        raise ValueError(f"{len(indices)} indices for {len(inputs)} inputs")
     for j, perturbation in enumerate(perturbations):
-        inputs = apply_step(perturbation, inputs, tuple(theta[: j + 1]), global_seed)
+        inputs = apply_step(perturbation, inputs, tuple(theta[: j + 1]), global_seed, indices)
     return inputs
 
 

@@ -218,6 +218,8 @@ def test_a_run_races_over_the_inputs_and_reports_what_it_saved(tmp_path):
     assert len(front) and all(trace.loc[(trace["typo"] == a) & (trace["punctuation"] == b), "inputs"].iloc[0] == 120
                               for a, b in front[["typo", "punctuation"]].to_numpy())
     np.testing.assert_allclose(front["delta"], table.loc[[tuple(r) for r in front[["typo", "punctuation"]].to_numpy()], "delta"])
+    page = (tmp_path / "out" / "runs" / "raced" / "index.html").read_text()
+    assert f"{s['saved_by_racing']:,} model evaluations saved" in page
     again = assess(KeywordModel(), ManyReviews(), name="raced", **kwargs)
     assert again.summary["computed_now"] == 0 and again.summary["model_evaluations"] == s["model_evaluations"]
     full = assess(KeywordModel(), ManyReviews(), name="full", racing=False, **kwargs)

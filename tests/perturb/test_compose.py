@@ -46,3 +46,14 @@ def test_evaluation_order_does_not_change_values():
         direct = bench.evaluate(theta)
         for key in ("psi", "delta", "rho_negmse", "rho_negmax"):
             assert direct[key] == forward[theta][key]
+
+
+def test_composing_some_inputs_perturbs_them_as_in_the_full_set():
+    """Racing's slices: the inputs `rows` composed alone, with their indices, equal those rows of the full T_θ."""
+    bench = make_benchmark(n_inputs=12, levels=3)
+    rows = [9, 2, 5]
+    for theta in [(1, 2), (2, 0), (0, 1)]:
+        full = compose(bench.perturbations, bench.clean, theta, bench.seed)
+        np.testing.assert_array_equal(compose(bench.perturbations, bench.clean[rows], theta, bench.seed, rows), full[rows])
+    assert not np.array_equal(compose(bench.perturbations, bench.clean[rows], (1, 2), bench.seed),
+                              compose(bench.perturbations, bench.clean, (1, 2), bench.seed)[rows])  # without: other draws
