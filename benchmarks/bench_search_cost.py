@@ -7,6 +7,7 @@ exhaustive |Θ|·n, with paired intervals over tables and seeds.
     .venv/bin/python benchmarks/bench_search_cost.py --split real --seeds 3 --out outputs/heldout/cost_real
     .venv/bin/python benchmarks/bench_search_cost.py --groundtruth outputs/groundtruth/digits.parquet --benchmark digits
         # any ground truth in the committed format: <name>.parquet beside its per-input layer <name>.inputs.parquet
+    .venv/bin/python benchmarks/bench_search_cost.py --quick     # 1 dev table per family on a 4^3 lattice (seconds)
 
 Methods (`--methods`):
 * `pnd_race`: GP-PND with racing over inputs (`pipeline.search.racing`, through `RacingOracle`): the recommended run;
@@ -36,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_search_heldout import REAL, markdown, parse_families, problems, publish
+from bench_search_heldout import QUICK_SPACE, REAL, markdown, parse_families, problems, publish
 
 from pipeline.numerics import ensure_pinned
 from pipeline.search import RacingOracle, TableOracle, run_search
@@ -199,18 +200,20 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--growth", type=float, default=GROWTH, help="racing: slice growth factor")
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--quick", action="store_true", help="1 development table per family on a 4^3 lattice, 1 seed")
     args = ap.parse_args(argv)
     if (args.groundtruth is None) != (args.benchmark is None):
         ap.error("--groundtruth and --benchmark go together")
     if args.groundtruth is not None:
         tables = groundtruth_problem(args.groundtruth, args.benchmark)
     else:
-        tables = [p for p in problems(args.split, args.per_family, None, parse_families(ap, args.families)) if p[5] is not None]
+        split, per_family, space = ("dev", 1, QUICK_SPACE) if args.quick else (args.split, args.per_family, None)
+        tables = [p for p in problems(split, per_family, space, parse_families(ap, args.families)) if p[5] is not None]
     tables = [p for p in tables if p[5].any()]
     race = {"z": args.z, "first": args.first, "growth": args.growth}
     methods = args.methods.split(",")
     jobs = [{"group": g, "table": t, "objectives": o, "space": s, "pareto": p, "core": c, "units": u, "method": m, "seed": seed,
-             "race": race} for g, t, o, s, p, c, u in tables for m in methods for seed in range(args.seeds)]
+             "race": race} for g, t, o, s, p, c, u in tables for m in methods for seed in range(1 if args.quick else args.seeds)]
     print(f"{len(jobs)} runs: {len(tables)} tables, methods {methods}, {args.seeds} seeds, racing {race}", file=sys.stderr)
     runs = pd.DataFrame(list(map_runs(one_run, jobs, args.workers, desc="cost")))
     publish(runs, report(runs, np.random.default_rng(0)), args.out, "runs.csv")

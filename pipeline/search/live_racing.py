@@ -79,7 +79,7 @@ class LiveRacingOracle(RacedOracle):
         if self.inputs is not None:
             self.inputs.record(theta, values)
         objectives = (delta, self._rho(index))
-        self.race.complete(index, objectives, (predictions == self.labels[self.race.order]).astype(float))
+        self.race.complete(objectives, (predictions == self.labels[self.race.order]).astype(float))
         return objectives
 
     def _race(self, indices: list[int]) -> list[tuple[tuple[float, float], int, bool, float]]:

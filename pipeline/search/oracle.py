@@ -176,7 +176,7 @@ class RacingOracle(RacedOracle, TableOracle):
         raced = self.race.run(indices, lambda j: self.objectives[j, 1], lambda asks: [outcomes[j, rows] for j, rows in asks])
         for i, r in zip(indices, raced):
             if r.complete:
-                self.race.complete(i, self.objectives[i], r.outcomes)
+                self.race.complete(self.objectives[i], r.outcomes)
                 out.append((tuple(self.objectives[i]), r.inputs, True, 0.0))
             else:
                 out.append(((r.delta, float(self.objectives[i, 1])), r.inputs, False, r.variance))

@@ -91,12 +91,11 @@ def paired_bounds(theta: np.ndarray, rivals: np.ndarray, n: int, z: float = Z) -
 @dataclass(frozen=True)
 class Raced:
     """One configuration's race: the inputs it cost, whether it was completed, the outcomes it has (on π's first
-    `inputs` inputs, in π's order), and for a stopped one the rival that stopped it, δ̂ and its variance."""
+    `inputs` inputs, in π's order), and for a stopped one δ̂ and its variance."""
 
     inputs: int
     complete: bool
     outcomes: np.ndarray
-    rival: int = -1
     delta: float = float("nan")
     variance: float = 0.0
 
@@ -114,13 +113,11 @@ class Race:
         self.n, self.scale, self.z = int(n), float(scale), float(z)
         self.order = input_order(self.n, seed)
         self.ends = slice_ends(self.n, first, growth)
-        self._index: list[int] = []
         self._values: list[tuple[float, float]] = []
         self._outcomes: list[np.ndarray] = []
 
-    def complete(self, index: int, values: Sequence[float], outcomes: np.ndarray) -> None:
+    def complete(self, values: Sequence[float], outcomes: np.ndarray) -> None:
         """Add a completed configuration (exact (δ, ρ), outcomes on all n inputs in π's order) to the rivals."""
-        self._index.append(int(index))
         self._values.append((float(values[0]), float(values[1])))
         self._outcomes.append(np.asarray(outcomes, dtype=float))
 
@@ -156,8 +153,7 @@ class Race:
                     best = int(np.argmax(bound))
                     if bound[best] > 0:
                         r = rivals[best]
-                        result[j] = Raced(int(end), False, seen, self._index[r], values[r, 0] - self.scale * mean[best],
-                                          self.scale ** 2 * var[best])
+                        result[j] = Raced(int(end), False, seen, values[r, 0] - self.scale * mean[best], self.scale ** 2 * var[best])
                         continue
                 still.append(j)
             running = still

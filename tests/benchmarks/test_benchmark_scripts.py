@@ -51,6 +51,10 @@ EXPECTED: dict[str, list[str]] = {
     "bench_search": [*(rf"^  mu= ?{mu}: +{NUM} ms vs +{NUM} ms per generation -> +{NUM}x faster$" for mu in (20, 110)),
                      rf"^  testnav +{NUM} us/proposal \(\d+ proposals per run\)$",
                      r"^  640 runs \(one benchmark-metric pair\): \d+ s on \d+ idle cores"],
+    "bench_search_cost": [rf"^\| smooth \| pnd_race \| 1 \| 1 \| {NUM} \| {NUM} \|",
+                          rf"^\| bandit \| \d+ \| -?{NUM} \| -?{NUM} \| -?{NUM} \| {NUM} \| ",
+                          rf"^Median table: {NUM} of the exhaustive cost; groups within 0.1: \d of 5\. Stopping rule: core recall "
+                          r"≥ 0.95 in \d+ of \d+ runs"],
     "bench_search_lattice": [r"^--quick: GP-PND \(pnd\) left out",
                              *(rf"^\| fixture \| {m} \| Random Search \| 1/1 \| .* \| {NUM}× \| {NUM}× \|$" for m in ("ssim", "kid"))],
     "bench_search_limit": [*(rf"^\| {f} \| {f}-0 \| \d+ \| \d+ \| \d+ \| \d+ \| {NUM} \| \d+ \| \d+ \| \d+ \| \d+ \| {NUM} \|$"
