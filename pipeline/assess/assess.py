@@ -103,8 +103,7 @@ def execute(run: Run, bench: Benchmark, settings: Settings, say: Say = print) ->
                                    seed=settings.seed, say=say, **hyper) for m in run.metrics}
         ranked = {m: rank_evaluated(t, run.space) for m, t in traces.items()}
         if racing is None:
-            seen = sorted({tuple(int(v) for v in row) for t in traces.values()
-                           for row in t.loc[t["is_new"].to_numpy(dtype=bool), list(run.space.names)].to_numpy()})
+            seen = proposed(traces, run.space)
             values = dict(zip(seen, evaluate(seen)))
         else:  # the configurations some race completed; those stopped early have estimates in their trace only
             values = {t: v for o in oracles.values() for t, v in o.values.items()}
@@ -122,6 +121,12 @@ def execute(run: Run, bench: Benchmark, settings: Settings, say: Say = print) ->
     write(result, run)
     say(result.terminal(settings.top))
     return result
+
+
+def proposed(traces: Mapping[str, pd.DataFrame], space) -> list[tuple[int, ...]]:
+    """Every configuration some search of the run evaluated (completed or stopped early by racing), in order."""
+    return sorted({tuple(int(v) for v in row) for t in traces.values()
+                   for row in t.loc[t["is_new"].to_numpy(dtype=bool), list(space.names)].to_numpy()})
 
 
 def confidence(values: Mapping[tuple[int, ...], Mapping[str, Any]], seen: Sequence[tuple[int, ...]], labels: np.ndarray,
@@ -180,18 +185,17 @@ def _summary(run: Run, bench: Benchmark, settings: Settings, traces, ranked, see
                       "stopped": stop_reason(t, budget, run.space.size, settings.stop_at_recall)}
         if "evaluations" in t:
             metrics[m].update(model_evaluations=int(t["evaluations"].iloc[-1]), completed=int((t["inputs"] == n).sum()))
-    proposed = sorted({tuple(int(v) for v in row) for t in traces.values()
-                       for row in t.loc[t["is_new"].to_numpy(dtype=bool), list(run.space.names)].to_numpy()})
+    tried = proposed(traces, run.space)
     spent = len(set().union(*(o.spent_pairs() for o in races.values()))) if races else len(seen) * n
     summary = {"run": run.name, "model": run.about["model"], "data": run.about["data"], "modality": run.about["modality"],
                "n_inputs": n, "task_metric": run.about["task_metric"], "clean_score": float(bench.clean_score),
                "perturbations": list(run.space.names), "labels": dict(run.about["labels"]), "levels": run.space.levels, "space_size": run.space.size,
                "method": settings.method, "batch_size": settings.batch_size, "stop_at_recall": settings.stop_at_recall,
                "min_fidelity": settings.min_fidelity, "racing": races is not None, "metrics": metrics,
-               "configurations_evaluated": len(proposed), "configurations_completed": len(seen),
+               "configurations_evaluated": len(tried), "configurations_completed": len(seen),
                "model_evaluations": spent, "exhaustive_model_evaluations": run.space.size * n,
-               "share_of_exhaustive": spent / (run.space.size * n), "full_evaluation_cost": len(proposed) * n,
-               "saved_by_racing": len(proposed) * n - spent,
+               "share_of_exhaustive": spent / (run.space.size * n), "full_evaluation_cost": len(tried) * n,
+               "saved_by_racing": len(tried) * n - spent,
                "computed_now": evaluate.inputs_evaluated + evaluate.evaluated * n,
                "wall_seconds": round(wall, 1),
                "compute_seconds": {k.removeprefix("seconds_"): round(v, 1) for k, v in sorted(evaluate.seconds.items())},

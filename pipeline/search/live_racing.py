@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.search.oracle import RacedOracle, timing
+from pipeline.search.oracle import RacedOracle, Settled, timing
 from pipeline.search.racing import FIRST, GROWTH, Race, Z
 from pipeline.search.unit_outcomes import UnitRecorder
 from pipeline.space import Space
@@ -65,9 +65,9 @@ class LiveRacingOracle(RacedOracle):
             raise ValueError(f"the benchmark returned {sorted(self._fidelity[index])}; racing on {self.metric!r} needs {key!r}")
         return float(self._fidelity[index][key])
 
-    def _finish(self, index: int) -> tuple[float, float]:
-        """Record a completed configuration: its answer on all n inputs in D's order, δ, and the rivals and units it
-        joins."""
+    def _finish(self, index: int, outcomes: np.ndarray) -> tuple[float, float]:
+        """Record a completed configuration from its race's `outcomes` (in the input order): its answer on all n
+        inputs in D's order, δ, and the rivals and units it joins."""
         theta = self.space.theta(index)
         predictions = np.concatenate(self._predictions.pop(index))
         answers = np.empty_like(predictions)
@@ -79,15 +79,15 @@ class LiveRacingOracle(RacedOracle):
         if self.inputs is not None:
             self.inputs.record(theta, values)
         objectives = (delta, self._rho(index))
-        self.race.complete(objectives, (predictions == self.labels[self.race.order]).astype(float))
+        self.race.complete(objectives, outcomes)
         return objectives
 
-    def _race(self, indices: list[int]) -> list[tuple[tuple[float, float], int, bool, float]]:
+    def _race(self, indices: list[int]) -> list[Settled]:
         out = []
         for i, r in zip(indices, self.race.run(indices, self._rho, self._outcomes)):
             if r.complete:
-                out.append((self._finish(i), r.inputs, True, 0.0))
+                out.append(Settled(self._finish(i, r.outcomes), r.inputs, True))
             else:
                 self._predictions.pop(i, None)
-                out.append(((max(r.delta, 0.0), self._rho(i)), r.inputs, False, r.variance))  # δ = max(ψ(D) − ψ, 0)
+                out.append(Settled((max(r.delta, 0.0), self._rho(i)), r.inputs, False, r.variance))  # δ = max(ψ(D) − ψ, 0)
         return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -123,40 +124,49 @@ class TableOracle(Oracle):
         return self.objectives[self.space.indices(thetas)]
 
 
+class Settled(NamedTuple):
+    """One raced configuration's answer: its objectives (δ̂ or δ, ρ), the inputs it cost, whether it was completed,
+    and the variance of δ̂ (0 if completed)."""
+
+    objectives: tuple[float, float]
+    inputs: int
+    complete: bool
+    variance: float = 0.0
+
+
 class RacedOracle(Oracle):
     """An oracle that races every new configuration over its inputs (`pipeline.search.racing`): a stopped one
     answers its estimate δ̂ and its exact ρ, a completed one its exact objectives; asked again, the same answer.
-    `_race(indices)` races one round's new configurations and returns, per index, (objectives, inputs it cost,
-    completed, variance of δ̂)."""
+    `_race(indices)` races one round's new configurations and settles each."""
 
     race: Race
 
     def __init__(self) -> None:
-        self._answers: dict[int, tuple[tuple[float, float], int, bool, float]] = {}
+        self._settled: dict[int, Settled] = {}
         self.timings: dict[int, np.ndarray] = {}  # live: the SECONDS each configuration's slices took, summed
 
     @abstractmethod
-    def _race(self, indices: list[int]) -> list[tuple[tuple[float, float], int, bool, float]]:
+    def _race(self, indices: list[int]) -> list[Settled]:
         """The answers of the new configurations `indices` (class docstring)."""
 
     def evaluate_counted(self, thetas: np.ndarray) -> Answers:
-        idx = self.space.indices(np.asarray(thetas, dtype=np.int64).reshape(-1, self.space.n_dims))
-        todo = [i for i in dict.fromkeys(idx.tolist()) if i not in self._answers]
-        if todo:
-            self._answers.update(zip(todo, self._race(todo)))
-        rows = [self._answers[i] for i in idx.tolist()]
-        values = np.array([r[0] for r in rows], dtype=float).reshape(len(rows), 2)
-        variance = np.column_stack([[r[3] for r in rows], np.zeros(len(rows))]) if rows else np.zeros((0, 2))
-        seconds = np.array([self.timings[i] for i in idx.tolist()]).reshape(len(rows), 3) if self.timings else None
-        return Answers(values, np.array([r[1] for r in rows], dtype=float), np.array([r[2] for r in rows], dtype=bool), variance,
-                       seconds)
+        idx = self.space.indices(np.asarray(thetas, dtype=np.int64).reshape(-1, self.space.n_dims)).tolist()
+        new = [i for i in dict.fromkeys(idx) if i not in self._settled]
+        if new:
+            self._settled.update(zip(new, self._race(new)))
+        rows = [self._settled[i] for i in idx]
+        values = np.array([r.objectives for r in rows], dtype=float).reshape(len(rows), 2)
+        variance = np.column_stack([[r.variance for r in rows], np.zeros(len(rows))]) if rows else np.zeros((0, 2))
+        seconds = np.array([self.timings[i] for i in idx]).reshape(len(rows), 3) if self.timings else None
+        return Answers(values, np.array([r.inputs for r in rows], dtype=float), np.array([r.complete for r in rows], dtype=bool),
+                       variance, seconds)
 
     def _do(self, thetas: np.ndarray) -> np.ndarray:
         return self.evaluate_counted(thetas).values
 
     def spent_pairs(self) -> set[tuple[int, int]]:
         """Every (configuration index, input) this oracle's races evaluated."""
-        return {(i, int(r)) for i, (_, inputs, _, _) in self._answers.items() for r in self.race.order[:inputs]}
+        return {(i, int(r)) for i, settled in self._settled.items() for r in self.race.order[:settled.inputs]}
 
 
 class RacingOracle(RacedOracle, TableOracle):
@@ -171,15 +181,15 @@ class RacingOracle(RacedOracle, TableOracle):
         RacedOracle.__init__(self)
         self.race = Race(len(inputs.clean), inputs.scale[0], seed, first, growth, z)
 
-    def _race(self, indices: list[int]) -> list[tuple[tuple[float, float], int, bool, float]]:
+    def _race(self, indices: list[int]) -> list[Settled]:
         outcomes, out = self.inputs.outcomes, []
         raced = self.race.run(indices, lambda j: self.objectives[j, 1], lambda asks: [outcomes[j, rows] for j, rows in asks])
         for i, r in zip(indices, raced):
             if r.complete:
                 self.race.complete(self.objectives[i], r.outcomes)
-                out.append((tuple(self.objectives[i]), r.inputs, True, 0.0))
+                out.append(Settled(tuple(self.objectives[i]), r.inputs, True))
             else:
-                out.append(((r.delta, float(self.objectives[i, 1])), r.inputs, False, r.variance))
+                out.append(Settled((r.delta, float(self.objectives[i, 1])), r.inputs, False, r.variance))
         return out
 
 

@@ -337,10 +337,8 @@ class ParetoProbability(Method):
 
         q = ledger.batch_size
         seen = np.zeros(space.size, dtype=bool)
-        complete = np.zeros(space.size, dtype=bool)
         order: list[int] = []
         values = np.zeros((space.size, 2))
-        variance = np.zeros((space.size, 2))
         front = np.zeros((0, 2))
         gps: list[IncrementalGP] = []
         warps: list[Warp] = []
@@ -354,16 +352,15 @@ class ParetoProbability(Method):
             nonlocal front
             answers = ledger.propose(grid[picks])
             picks = picks[: len(answers)]
-            complete[picks], variance[picks] = ledger.complete(picks), ledger.variance(picks)
-            for i, v in zip(picks.tolist(), answers):
+            for i, v, complete, variance in zip(picks.tolist(), answers, ledger.complete(picks), ledger.variance(picks)):
                 seen[i] = True
                 values[i] = v
                 order.append(i)
-                if complete[i]:  # a raced estimate is dominated with confidence: never on the front
+                if complete:  # a raced estimate is dominated with confidence: never on the front
                     front = add_to_front(front, v)
                 for k, gp in enumerate(gps):
                     y = np.array([v[k]])
-                    gp.add(i, float(warps[k](y)[0]), float(warps[k].noise(y, variance[i, k : k + 1])[0]) / gp.y_scale ** 2)
+                    gp.add(i, float(warps[k](y)[0]), float(warps[k].noise(y, variance[k : k + 1])[0]) / gp.y_scale ** 2)
 
         for start in range(0, len(design), q):
             if ledger.exhausted:
@@ -373,7 +370,8 @@ class ParetoProbability(Method):
             n = len(order)
             if fitted_at == 0 or (fitted_at < self.FIT_LIMIT and n >= self.FIT_GROWTH * fitted_at):
                 evaluated = np.array(order)
-                fits = [self._fit(Z, evaluated, values[evaluated, k], variance[evaluated, k]) for k in range(2)]
+                variance = ledger.variance(evaluated)
+                fits = [self._fit(Z, evaluated, values[evaluated, k], variance[:, k]) for k in range(2)]
                 gps, warps = [f[0] for f in fits], [f[1] for f in fits]
                 fitted_at = n
             warped_front = warp_points(front)
@@ -385,7 +383,7 @@ class ParetoProbability(Method):
             estimate, core = estimated_recall(mean, sd, warped_front), None
             if tracker is not None:
                 evaluated = np.array(order)
-                evaluated = evaluated[complete[evaluated]]  # the per-unit outcomes of a raced one are partial
+                evaluated = evaluated[ledger.complete(evaluated)]  # the per-unit outcomes of a raced one are partial
                 core = tracker.estimate(evaluated, values[evaluated], ledger, mean, sd, warp_points)
             ledger.estimate(estimate, core)
             target = estimate if core is None else core
