@@ -8,6 +8,9 @@ exhaustive |Θ|·n, with paired intervals over tables and seeds.
     .venv/bin/python benchmarks/bench_search_cost.py --groundtruth outputs/groundtruth/digits.parquet --benchmark digits
         # any ground truth in the committed format: <name>.parquet beside its per-input layer <name>.inputs.parquet
     .venv/bin/python benchmarks/bench_search_cost.py --quick     # 1 dev table per family on a 4^3 lattice (seconds)
+    .venv/bin/python benchmarks/bench_search_cost.py --split real --seeds 1 --methods botorch_qlognehvi --budget 200 \
+        --keep-others --out outputs/heldout/cost_real     # a slow anchor at a capped budget, beside the rows already there
+    .venv/bin/python benchmarks/bench_search_cost.py --report-only --out outputs/heldout/cost_test   # report.md again
 
 Methods (`--methods`):
 * `pnd_race`: GP-PND with racing over inputs (`pipeline.search.racing`, through `RacingOracle`): the recommended run;
@@ -18,8 +21,10 @@ Methods (`--methods`):
 * `halving`: successive halving over inputs (`pipeline.search.successive_halving`);
 * exhaustive evaluation is the unit of the report: |Θ|·n, recall 1.
 
-Searches run without a stopping rule through all of Θ (budget |Θ|), so that the cost to the core and to P* can be
-read from one trace; the stopping rule is read there too: at the first proposal whose `est_core` reaches 0.95, the
+Searches run without a stopping rule through all of Θ (budget |Θ|, or `--budget` proposals for an anchor too slow
+to run that far, such as BoTorch qLogNEHVI: such a run that has not recovered the core by then counts as the
+exhaustive cost, an upper bound, and is compared again at what it spent by then, a lower bound), so that the cost to
+the core and to P* can be read from one trace; the stopping rule is read there too: at the first proposal whose `est_core` reaches 0.95, the
 evaluations spent and the share of the core completed (calibration: ≥ 0.95 in at least 90% of runs). A search
 recovers a set when every member has been evaluated on all n inputs (`pipeline.search.cost`); the identification
 methods when every member has been declared in their answer. A run that never recovers the core counts as the
@@ -30,6 +35,8 @@ Writes to `--out` (default: prints only): runs.csv (one row per table, method an
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import sys
 from pathlib import Path
 
@@ -37,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_search_heldout import QUICK_SPACE, REAL, markdown, parse_families, problems, publish
+from bench_search_heldout import QUICK_SPACE, REAL, markdown, parse_families, problems, publish, with_earlier_runs
 
 from pipeline.numerics import ensure_pinned
 from pipeline.search import RacingOracle, TableOracle, run_search
@@ -55,12 +62,12 @@ REFERENCE = "pnd_race"
 
 
 def search_row(objectives: np.ndarray, space: Space, pareto: np.ndarray, core: np.ndarray, units: UnitOutcomes,
-               method: str, seed: int, race: dict) -> dict:
-    """Costs of one search run (module docstring)."""
+               method: str, seed: int, race: dict, budget: int) -> dict:
+    """Costs of one search run of at most `budget` proposals (module docstring)."""
     n = len(units.clean)
     oracle = (RacingOracle(objectives, space, units, seed=seed, **race) if method == "pnd_race"
               else TableOracle(objectives, space, units))
-    trace = run_search("pnd" if method == "pnd_race" else method, oracle, space, space.size, seed)
+    trace = run_search("pnd" if method == "pnd_race" else method, oracle, space, budget, seed)
     row = {"evals_core": evaluations_to_complete(trace, core, space, n), "evals_pareto": evaluations_to_complete(trace, pareto, space, n),
            "evals_total": float(trace["evaluations"].iloc[-1]), "configurations": int(trace["u"].iloc[-1]),
            "evals_stop": np.nan, "recall_core_stop": np.nan}
@@ -91,44 +98,51 @@ def identification_row(objectives: np.ndarray, space: Space, pareto: np.ndarray,
 
 
 def one_run(group: str, table: str, objectives: np.ndarray, space: Space, pareto: np.ndarray, core: np.ndarray,
-            units: UnitOutcomes, method: str, seed: int, race: dict) -> dict:
-    """One row of runs.csv."""
-    n = len(units.clean)
-    row = {"group": group, "table": table, "method": method, "seed": seed, "n": n, "space_size": space.size,
+            units: UnitOutcomes, method: str, seed: int, race: dict, budget: int | None = None) -> dict:
+    """One row of runs.csv (`budget`: the search's proposals, None for |Θ|)."""
+    n, budget = len(units.clean), min(budget or space.size, space.size)
+    row = {"group": group, "table": table, "method": method, "seed": seed, "n": n, "space_size": space.size, "budget": budget,
            "exhaustive": space.size * n, "core_size": int(core.sum()), "pareto_size": int(pareto.sum())}
     if method in ("bandit", "halving"):
         row.update(identification_row(objectives, space, pareto, core, units, method, seed))
     else:
-        row.update(search_row(objectives, space, pareto, core, units, method, seed, race))
+        row.update(search_row(objectives, space, pareto, core, units, method, seed, race, budget))
     return row
 
 
 def shares(runs: pd.DataFrame) -> pd.DataFrame:
-    """runs with each cost as a share of the exhaustive one, a run that never recovers counted as 1 (`_cens`)."""
+    """runs with each cost as a share of the exhaustive one, a run that never recovers counted as 1 (`_cens`, an upper
+    bound on what a capped run would have cost) or, for a run capped at `budget` proposals, as what it spent by then
+    (`_lb`, a lower bound)."""
     out = runs.copy()
+    spent = out["budget"] / out["space_size"] if "budget" in out else 1.0
     for what in ("core", "pareto"):
         share = out[f"evals_{what}"] / out["exhaustive"]
         out[f"share_{what}"] = share
         out[f"share_{what}_cens"] = share.fillna(1.0)
+        out[f"share_{what}_lb"] = share.fillna(spent)
     out["share_stop"] = out["evals_stop"] / out["exhaustive"]
     return out
 
 
 def recovery(runs: pd.DataFrame) -> pd.DataFrame:
     """Per group and method: runs, runs that recovered the core, the median and mean censored share of the
-    exhaustive cost to the core and to P*, and the stopping rule's share and calibration."""
+    exhaustive cost to the core and to P*, the stopping rule's share and calibration, and the proposals a search
+    was allowed (`budget`, |Θ| unless capped)."""
     g = runs.groupby(["group", "method"], sort=False)
+    budget = {"budget": ("budget", "min")} if "budget" in runs else {}
     return g.agg(runs=("share_core", "size"), core_found=("share_core", "count"),
                  core_median=("share_core_cens", "median"), core_mean=("share_core_cens", "mean"),
                  pareto_median=("share_pareto_cens", "median"), stop_median=("share_stop", "median"),
-                 stop_calibrated=("recall_core_stop", lambda r: float((r.dropna() >= 0.95).mean()) if r.notna().any() else np.nan)
-                 ).reset_index()
+                 stop_calibrated=("recall_core_stop", lambda r: float((r.dropna() >= 0.95).mean()) if r.notna().any() else np.nan),
+                 **budget).reset_index()
 
 
-def paired(runs: pd.DataFrame, rng: np.random.Generator, what: str = "core") -> pd.DataFrame:
-    """Each method's censored share of the exhaustive cost to `what` minus the reference's, paired by (table, seed),
-    a 95% cluster-bootstrap interval over tables; "tie" where it covers 0 (smaller is better)."""
-    column = f"share_{what}_cens"
+def paired(runs: pd.DataFrame, rng: np.random.Generator, what: str = "core", bound: str = "cens") -> pd.DataFrame:
+    """Each method's censored share of the exhaustive cost to `what` (`bound`: "cens" or "lb", `shares`) minus the
+    reference's, paired by (table, seed), a 95% cluster-bootstrap interval over tables; "tie" where it covers 0
+    (smaller is better)."""
+    column = f"share_{what}_{bound}"
     ref = runs[runs["method"] == REFERENCE].set_index(["table", "seed"])[column]
     rows = []
     for method, frame in runs[runs["method"] != REFERENCE].groupby("method", sort=False):
@@ -148,11 +162,21 @@ def report(runs: pd.DataFrame, rng: np.random.Generator) -> str:
     runs = shares(runs)
     parts = [("## Model evaluations to recover the core and P*, as a share of the exhaustive |Θ|·n (censored: a run that "
               "never recovers counts 1)\n"), markdown(recovery(runs), 3)]
+    limited = set(runs["method"][runs["budget"] < runs["space_size"]]) if "budget" in runs else set()
     for what, label in (("core", "the core"), ("pareto", "all of P*")):
-        table = paired(runs, rng, what)
+        # a budget capped for the core is too small for P*: those methods are left out of its comparison
+        table = paired(runs if what == "core" else runs[~runs["method"].isin(limited)], rng, what)
         if len(table):
             parts += [(f"\n## Share of the exhaustive cost to {label}: each method minus {REFERENCE} "
-                       "(95% cluster-bootstrap interval over tables)\n"), markdown(table, 3)]
+                       "(95% cluster-bootstrap interval over tables"
+                       f"{'' if what == 'core' or not limited else '; the capped ' + ', '.join(sorted(limited)) + ' left out'})\n"),
+                      markdown(table, 3)]
+    capped = runs["evals_core"].isna() & runs["method"].isin(limited)
+    if capped.any():
+        table = paired(runs[runs["method"].isin(limited | {REFERENCE})], rng, "core", "lb")
+        parts += [(f"\n## The same to the core for the capped methods, a run that missed the core within its budget counted at "
+                   f"what it spent by then, a lower bound on its cost ({int(capped.sum())} such runs; where this and the "
+                   "comparison above disagree, the capped budget leaves the difference undetermined)\n"), markdown(table, 3)]
     race = runs[runs["method"] == REFERENCE]
     if len(race):
         per_table = race.groupby(["group", "table"], sort=False)["share_core_cens"].median().reset_index()
@@ -162,8 +186,19 @@ def report(runs: pd.DataFrame, rng: np.random.Generator) -> str:
                   markdown(groups.rename("median share to the core").reset_index(), 3),
                   (f"\nMedian table: {per_table['share_core_cens'].median():.3f} of the exhaustive cost; groups within {GOAL}: "
                    f"{int((groups <= GOAL).sum())} of {len(groups)}. Stopping rule: core recall ≥ 0.95 in "
-                   f"{int((calibrated >= 0.95).sum())} of {len(calibrated)} runs ({(calibrated >= 0.95).mean():.0%}).\n")]
+                   f"{calibrated_runs(calibrated)}.\n")]
     return "".join(parts)
+
+
+def calibrated_runs(recall: pd.Series) -> str:
+    """"k of n runs (share, 95% Clopper-Pearson interval)": the runs whose core recall at the stopping rule is ≥ 0.95."""
+    from scipy.stats import binomtest
+
+    k, n = int((recall >= 0.95).sum()), len(recall)
+    if not n:
+        return "0 of 0 runs"
+    ci = binomtest(k, n).proportion_ci(0.95, method="exact")
+    return f"{k} of {n} runs ({k / n:.0%}, 95% interval [{ci.low:.0%}, {ci.high:.0%}])"
 
 
 def groundtruth_problem(path: Path, bench: str) -> list[tuple]:
@@ -198,10 +233,25 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--z", type=float, default=Z, help="racing: the bound's multiplier")
     ap.add_argument("--first", type=int, default=FIRST, help="racing: inputs of the first slice")
     ap.add_argument("--growth", type=float, default=GROWTH, help="racing: slice growth factor")
+    ap.add_argument("--budget", type=int, default=None, help="proposals of each search (default |Θ|); see the docstring")
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--quick", action="store_true", help="1 development table per family on a 4^3 lattice, 1 seed")
+    ap.add_argument("--keep-others", action="store_true",
+                    help="keep the rows of --out's runs.csv that the runs now do not replace (same table, method and "
+                         "seed), and report on all of them")
+    ap.add_argument("--report-only", action="store_true", help="rewrite --out's report.md from its runs.csv, running nothing")
     args = ap.parse_args(argv)
+    if args.report_only:
+        if args.out is None or not (args.out / "runs.csv").is_file():
+            ap.error(f"--report-only needs an --out folder with a runs.csv; got {args.out}")
+        runs = pd.read_csv(args.out / "runs.csv")
+        publish(runs, report(runs, np.random.default_rng(0)), args.out, "runs.csv")
+        return
+    if args.keep_others and (args.out is None or not (args.out / "runs.csv").is_file()):
+        ap.error(f"--keep-others needs an --out folder with a runs.csv from an earlier run; got {args.out}")
+    if args.budget is not None and args.budget < 1:
+        ap.error(f"--budget must be a positive number of proposals; got {args.budget}")
     if (args.groundtruth is None) != (args.benchmark is None):
         ap.error("--groundtruth and --benchmark go together")
     if args.groundtruth is not None:
@@ -213,10 +263,17 @@ def main(argv: list[str] | None = None) -> None:
     race = {"z": args.z, "first": args.first, "growth": args.growth}
     methods = args.methods.split(",")
     jobs = [{"group": g, "table": t, "objectives": o, "space": s, "pareto": p, "core": c, "units": u, "method": m, "seed": seed,
-             "race": race} for g, t, o, s, p, c, u in tables for m in methods for seed in range(1 if args.quick else args.seeds)]
+             "race": race, "budget": args.budget} for g, t, o, s, p, c, u in tables for m in methods for seed in range(1 if args.quick else args.seeds)]
     print(f"{len(jobs)} runs: {len(tables)} tables, methods {methods}, {args.seeds} seeds, racing {race}", file=sys.stderr)
     runs = pd.DataFrame(list(map_runs(one_run, jobs, args.workers, desc="cost")))
-    publish(runs, report(runs, np.random.default_rng(0)), args.out, "runs.csv")
+    # several invocations may share one --out (e.g. a slow anchor run a benchmark at a time, side by side): the
+    # read-merge-write of runs.csv holds an exclusive lock, so none loses another's rows
+    with open(args.out / ".runs.lock", "w") if args.keep_others else contextlib.nullcontext() as lock:
+        if args.keep_others:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            runs = with_earlier_runs(runs, args.out / "runs.csv", whole_methods=False)
+            runs["budget"] = runs["budget"].fillna(runs["space_size"]).astype(int)  # rows from before --budget ran all of Θ
+        publish(runs, report(runs, np.random.default_rng(0)), args.out, "runs.csv")
 
 
 if __name__ == "__main__":

@@ -152,14 +152,19 @@ def one_run(group: str, table: str, objectives: np.ndarray, space: Space, pareto
     return row
 
 
-def with_earlier_runs(runs: pd.DataFrame, path: Path) -> pd.DataFrame:
+def with_earlier_runs(runs: pd.DataFrame, path: Path, *, whole_methods: bool = True) -> pd.DataFrame:
     """`runs` and the rows of the earlier runs.csv at `path` for the methods `runs` does not have (a method
-    rerun after a change of its code replaces its old rows); a new row takes the place of the earlier row of
-    the same (table, method, q, seed), so the file and its report keep their order."""
-    keys = ["table", "method", "q", "seed"]
+    rerun after a change of its code replaces its old rows; with `whole_methods=False` only its rows of the same
+    table and seed, so a slow method can be run a table at a time); a new row takes the place of the earlier row
+    of the same (table, method, q, seed) (q where the runs have it), so the file and its report keep their order."""
+    keys = [k for k in ("table", "method", "q", "seed") if k in runs.columns]
     earlier = pd.read_csv(path)
     where = {key: k for k, key in enumerate(earlier[keys].itertuples(index=False, name=None))}
-    kept = earlier[~earlier["method"].isin(runs["method"].unique())]
+    if whole_methods:
+        kept = earlier[~earlier["method"].isin(runs["method"].unique())]
+    else:
+        new = set(runs[keys].itertuples(index=False, name=None))
+        kept = earlier[[key not in new for key in earlier[keys].itertuples(index=False, name=None)]]
     position = [where.get(key, len(earlier) + j) for j, key in enumerate(runs[keys].itertuples(index=False, name=None))]
     merged = pd.concat([kept.assign(_at=kept.index), runs.assign(_at=position)], ignore_index=True)
     merged = merged.sort_values("_at", kind="stable", ignore_index=True).drop(columns="_at")

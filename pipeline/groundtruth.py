@@ -12,7 +12,6 @@ own: result tables hold only values that are the same on every machine.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sys
 import time
@@ -30,6 +29,7 @@ from pipeline.fingerprint import sources_digest, stage_fingerprint, unit_key
 from pipeline.groundtruth_inputs import confidence_columns, confidence_summary, inputs_frame, split_per_input
 from pipeline.groundtruth_table import finalize, pareto_summary
 from pipeline.io import atomic_path, write_json, write_parquet
+from pipeline.numerics import n_workers
 from pipeline.perturb.compose import PrefixCache, compose
 from pipeline.plugins import code_modules, plugin_sources
 from pipeline.space import Space
@@ -176,9 +176,9 @@ def evaluate_shard(
         return all(config_key(fingerprint, t) in finished for t in configs[key][1])
 
     def run(pending: list[str]) -> list[str]:
-        n_workers = max(1, min(workers or len(os.sched_getaffinity(0)) or 1, len(pending)))  # 0: the cores this process may use
+        processes = max(1, min(n_workers(workers), len(pending)))
         claimed = []
-        for prefix, (took, n, apps) in _task_results(factory, [configs[k][0] for k in pending], str(store_path), fingerprint, n_workers, source):
+        for prefix, (took, n, apps) in _task_results(factory, [configs[k][0] for k in pending], str(store_path), fingerprint, processes, source):
             claimed += [task_key(fingerprint, prefix)] if took else []
             stats["evaluated"] += n
             stats["applications"] += apps

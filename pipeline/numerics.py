@@ -68,3 +68,11 @@ def configure_torch() -> None:
 
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
+
+
+def n_workers(workers: int) -> int:
+    """Worker processes for a `workers` setting (parallelism comes from processes): 0 means every core this process
+    may use (a SLURM job's, not the node's)."""
+    if int(workers) < 0:
+        raise ValueError(f"workers must be >= 0 (0 = all cores), got {workers}")
+    return int(workers) or len(os.sched_getaffinity(0)) or 1

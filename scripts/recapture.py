@@ -54,7 +54,7 @@ def main(cfg) -> None:
     check_zoo(rec["models"])
     start = time.perf_counter()
     progress = lambda it: tqdm(it, desc="recapture", disable=not spec["progress"])  # noqa: E731
-    train, images, shots, meta, n_classes = recapture_source(spec, progress)
+    train, images, shots, meta, n_classes = recapture_source(spec, progress, int(cfg.workers))
     load_s = time.perf_counter() - start
     synthetic = synthetic_images(images.images, rec["corruptions"], rec["severities"], rec["seed"])
     bar = lambda it: tqdm(it, desc="models", disable=not spec["progress"])  # noqa: E731

@@ -10,19 +10,15 @@ was restarted that way and imported them again; with the imports done up front t
 from __future__ import annotations
 
 import importlib
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from joblib import Parallel, delayed
 from tqdm import tqdm
 
+from pipeline.numerics import n_workers
 
-def n_workers(workers: int) -> int:
-    """Worker processes for a `workers` setting: 0 means every core."""
-    if int(workers) < 0:
-        raise ValueError(f"workers must be >= 0 (0 = all cores), got {workers}")
-    return int(workers) or len(os.sched_getaffinity(0)) or 1  # 0: the cores this process may use (a SLURM job's, not the node's)
+__all__ = ["import_modules", "map_runs", "n_workers"]
 
 
 def import_modules(*modules: str) -> None:

@@ -307,3 +307,56 @@ def test_heldout_report_compares_per_group_only_where_a_group_has_two_tables() -
     text = heldout.report(pd.DataFrame(rows), "pnd", np.random.default_rng(0), np.random.default_rng(1))
     section = text.split("## Censored u of each method minus pnd's at q = 1")[1]
     assert "| all tables | all | random | pnd | 4.0 |" in section and "per group" not in section
+
+
+COST_QUICK = [sys.executable, "benchmarks/bench_search_cost.py", "--quick", "--workers", "1", "--out"]
+
+
+def test_cost_capped_anchor_added_a_table_at_a_time(tmp_path: Path) -> None:
+    """bench_search_cost: `--budget B` stops a search after B proposals, a run that has not completed the core by then
+    counting as the exhaustive cost (share 1); `--keep-others` adds a slow anchor a table at a time: each invocation
+    replaces only its own (table, method, seed) rows, keeps the other tables' rows of the same method, and the reference's."""
+    import pandas as pd
+
+    first = subprocess.run([*COST_QUICK, str(tmp_path), "--methods", "pnd_race", "--families", "smooth,crowded"], cwd=ROOT,
+                           capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr
+    reference = pd.read_csv(tmp_path / "runs.csv")
+    assert (reference["budget"] == reference["space_size"]).all() and reference["evals_core"].notna().all()
+    for family, budget in (("smooth", 3), ("crowded", 64)):
+        run = subprocess.run([*COST_QUICK, str(tmp_path), "--methods", "random", "--families", family, "--budget", str(budget),
+                              "--keep-others"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr
+    merged = pd.read_csv(tmp_path / "runs.csv")
+    pd.testing.assert_frame_equal(merged[merged["method"] == "pnd_race"].reset_index(drop=True), reference)
+    anchor = merged[merged["method"] == "random"].set_index("group")
+    assert list(anchor.index) == ["smooth", "crowded"] and list(anchor["budget"]) == [3, 64]
+    assert anchor.loc["smooth", "configurations"] == 3 and anchor.loc["smooth", "evals_total"] == 3 * anchor.loc["smooth", "n"]
+    assert anchor.loc["smooth", "core_size"] > 3 and pd.isna(anchor.loc["smooth", "evals_core"])  # 3 proposals cannot complete it
+    assert anchor.loc["crowded", "evals_core"] <= anchor.loc["crowded", "exhaustive"]  # all of the 4^3 lattice: found
+    report = (tmp_path / "report.md").read_text()
+    assert "| random | 2 |" in report  # both tables paired with the reference in the comparison
+    lower = report[report.index("a lower bound on its cost (1 such runs"):]  # smooth's 3 proposals missed the core
+    ref = reference.set_index("group")
+    upper_diff = (1.0 + anchor.loc["crowded", "evals_core"] / anchor.loc["crowded", "exhaustive"]
+                  - (ref["evals_core"] / ref["exhaustive"])[["smooth", "crowded"]].sum()) / 2
+    lower_diff = upper_diff - (1.0 - 3 / 64) / 2  # smooth's censored share 1 replaced by the 3 of 64 proposals it spent
+    assert f"| random | 2 | {lower_diff:.3f} |" in lower and f"| random | 2 | {upper_diff:.3f} |" in report
+    again = subprocess.run([sys.executable, "benchmarks/bench_search_cost.py", "--report-only", "--out", str(tmp_path)], cwd=ROOT,
+                           capture_output=True, text=True, timeout=600)  # the report again from runs.csv, running nothing
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "report.md").read_text() == report
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "runs.csv"), merged)
+
+
+def test_cost_calibration_carries_its_interval() -> None:
+    """The stopping rule's calibration is a share of runs, so the report gives its exact (Clopper-Pearson) 95% interval:
+    the beta quantiles Beta(0.025; k, n − k + 1) and Beta(0.975; k + 1, n − k)."""
+    import pandas as pd
+    from scipy.stats import beta
+
+    cost = load_script("bench_search_cost")
+    k, n = 14, 16
+    low, high = beta.ppf(0.025, k, n - k + 1), beta.ppf(0.975, k + 1, n - k)
+    assert cost.calibrated_runs(pd.Series([1.0] * k + [0.8, 0.94])) == f"{k} of {n} runs (88%, 95% interval [{low:.0%}, {high:.0%}])"
+    assert cost.calibrated_runs(pd.Series([0.95, 1.0])).startswith("2 of 2 runs (100%, 95% interval [16%, 100%])")

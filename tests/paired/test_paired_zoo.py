@@ -77,3 +77,21 @@ def test_text_kinds_embed_with_the_benchmark_encoder():
     model = build_model({"name": "m", "family": "f", "kind": "minilm_knn", "n_neighbors": 1}).fit(texts, np.repeat([0, 1], 3))
     assert np.array_equal(model.features(texts), default_encoder().embed(texts))
     assert np.allclose(np.linalg.norm(model.features(texts), axis=1), 1.0)   # normalised: Euclidean order = cosine order
+
+
+def test_recaptured_images_do_not_depend_on_the_workers(toy):
+    """The recapture stage photographs its conditions over worker processes: the images are bit for bit those of one
+    process (each condition a pure function of the images, the condition and the seed), keyed in condition order."""
+    from pipeline.paired.records.zoo import recaptured_images
+    from pipeline.perturb.recapture import make_condition
+
+    images = toy[0][:12]
+    conditions = [make_condition("l1", 1), make_condition("l5", 27), make_condition("l5", 14)]
+    one = recaptured_images(images, conditions, seed=3)
+    two = recaptured_images(images, conditions, seed=3, workers=2)
+    assert list(two) == [c.name for c in conditions] == list(one)
+    for name in one:
+        np.testing.assert_array_equal(two[name], one[name])
+    assert not np.array_equal(one[conditions[0].name], one[conditions[-1].name])  # the conditions differ
+    with pytest.raises(ValueError, match="workers must be >= 0"):
+        recaptured_images(images, conditions, seed=3, workers=-1)

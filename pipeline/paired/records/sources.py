@@ -81,9 +81,10 @@ def es_pool(root: str | Path, wnids: str | Path | Sequence[str], source: str, li
     return pool, shots, meta
 
 
-def embedded_source(spec: dict, progress: Callable[[Iterable], Iterable] = iter) -> Source:
-    """The records stage's pool photographed under the simulated recapture conditions: (train split, pool,
-    condition name -> recaptured images, condition name -> {lighting, param, setting}, number of classes)."""
+def embedded_source(spec: dict, progress: Callable[[Iterable], Iterable] = iter, workers: int = 1) -> Source:
+    """The records stage's pool photographed under the simulated recapture conditions, over `workers` processes:
+    (train split, pool, condition name -> recaptured images, condition name -> {lighting, param, setting}, number of
+    classes)."""
     rec, rc = spec["records"], spec["recapture"]
     modality = POOLS.facts(rec["pool"])["modality"]
     if modality != "vision":
@@ -93,7 +94,7 @@ def embedded_source(spec: dict, progress: Callable[[Iterable], Iterable] = iter)
     test_x = images.images
     params = rc["params"] if rc["params"] is not None else range(1, N_PARAMS + 1)
     conditions = [make_condition(lighting, p) for lighting in rc["lightings"] for p in params]
-    shots = recaptured_images(test_x, conditions, rc["seed"], progress)
+    shots = recaptured_images(test_x, conditions, rc["seed"], progress, workers)
     meta = {c.name: {"lighting": c.lighting, "param": c.param, "setting": c.label} for c in conditions}
     return (train_x, train_y), images, shots, meta, int(train_y.max()) + 1
 
@@ -108,9 +109,9 @@ def disk_source(spec: dict) -> Source:
     return load_image_folder(rc["train_root"], rc["wnids"], size), images, shots, meta, len(load_wnids(rc["wnids"]))
 
 
-def recapture_source(spec: dict, progress: Callable[[Iterable], Iterable] = iter) -> Source:
+def recapture_source(spec: dict, progress: Callable[[Iterable], Iterable] = iter, workers: int = 1) -> Source:
     """The source `spec["recapture"]["source"]` names (`spec` is the `paired` config node): `embedded_source`
-    for "embedded", `disk_source` for "es" / "diverse"."""
+    (over `workers` processes) for "embedded", `disk_source` for "es" / "diverse"."""
     if spec["recapture"]["source"] == "embedded":
-        return embedded_source(spec, progress)
+        return embedded_source(spec, progress, workers)
     return disk_source(spec)

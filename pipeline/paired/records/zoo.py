@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.models.zoo import build_model
+from pipeline.numerics import n_workers
 from pipeline.paired.records.pools import PoolImages
 from pipeline.paired.records.table import records_from_probabilities
 from pipeline.perturb.recapture import RecaptureCondition, recapture
@@ -23,12 +24,20 @@ _CLEAN_TOL = 1e-9
 
 
 def recaptured_images(images: np.ndarray, conditions: Sequence[RecaptureCondition], seed: int,
-                      progress: Callable[[Iterable], Iterable] = iter) -> dict[str, np.ndarray]:
+                      progress: Callable[[Iterable], Iterable] = iter, workers: int = 1) -> dict[str, np.ndarray]:
     """Every image recaptured under every condition (`pipeline.perturb.recapture`), keyed by condition
-    name; image k is source image k, so a subset of conditions gives the same images as the full grid."""
+    name; image k is source image k, so a subset of conditions gives the same images as the full grid.
+    Conditions go to `workers` processes (0: every core this process may use); each is a pure function of the
+    images, the condition and the seed, so the images do not depend on how many there are."""
     if len({c.name for c in conditions}) != len(conditions):
         raise ValueError(f"conditions repeat: {[c.name for c in conditions]}")
-    return {c.name: recapture(images, c, seed) for c in progress(conditions)}
+    n = min(n_workers(workers), len(conditions))
+    if n <= 1:
+        return {c.name: recapture(images, c, seed) for c in progress(conditions)}
+    from joblib import Parallel, delayed
+
+    shots = Parallel(n_jobs=n, return_as="generator")(delayed(recapture)(images, c, seed) for c in conditions)
+    return {c.name: shot for c, shot in zip(conditions, progress(shots))}
 
 
 def zoo_records(models: Sequence[Mapping], train: tuple[np.ndarray, np.ndarray], pool: PoolImages,
