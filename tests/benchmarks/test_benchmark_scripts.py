@@ -50,7 +50,9 @@ EXPECTED: dict[str, list[str]] = {
                               rf"^training {NUM} s; recapture {NUM} s \({NUM} ms per image and condition\)$"],
     "bench_search": [*(rf"^  mu= ?{mu}: +{NUM} ms vs +{NUM} ms per generation -> +{NUM}x faster$" for mu in (20, 110)),
                      rf"^  testnav +{NUM} us/proposal \(\d+ proposals per run\)$",
-                     r"^  640 runs \(one benchmark-metric pair\): \d+ s on \d+ idle cores"],
+                     r"^  640 runs \(one benchmark-metric pair\): \d+ s on \d+ idle cores",
+                     rf"^\(4\) Optuna NSGA-II, 1500 proposals: counting sampler {NUM} s vs Optuna's own {NUM} s -> {NUM}x "
+                     r"faster; traces equal: True$"],
     "bench_search_cost": [rf"^\| smooth \| pnd_race \| 1 \| 1 \| {NUM} \| {NUM} \|",
                           rf"^\| bandit \| \d+ \| -?{NUM} \| -?{NUM} \| -?{NUM} \| {NUM} \| ",
                           rf"^Median table: {NUM} of the exhaustive cost; groups within 0.1: \d of 5\. Stopping rule: core recall "

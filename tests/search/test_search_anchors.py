@@ -205,3 +205,30 @@ def test_botorch_surrogate_keeps_its_hyperparameters_between_fits():
     more = surrogate(torch.cat([X, test]), torch.cat([Y, Y[:5]]), hyperparameters_of(fitted))  # conditioned on more data
     for a, b in zip(more.models, fitted.models):
         torch.testing.assert_close(a.covar_module.lengthscale, b.covar_module.lengthscale)
+
+
+@pytest.mark.parametrize("batch", [1, 4])
+def test_counting_nsga2_asks_what_optunas_own_sampler_asks(batch: int) -> None:
+    """`CountingNSGAIISampler` keeps Optuna's generation bookkeeping as it goes instead of rescanning every trial;
+    the oracle is the library's `NSGAIISampler` itself: with the same seed, every trial of a run through many
+    generations (population 10, 300 asks in batches of `batch`, each batch told after it is asked, objectives
+    that repeat values) has the same parameters and generation."""
+    import optuna
+
+    from pipeline.search.optuna_samplers import CountingNSGAIISampler
+
+    def run(sampler: optuna.samplers.BaseSampler) -> list[tuple[tuple[int, ...], int]]:
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        space = {f"x{i}": optuna.distributions.IntDistribution(0, 5) for i in range(4)}
+        study = optuna.create_study(directions=["maximize", "maximize"], sampler=sampler)
+        while len(study.trials) < 300:
+            trials = [study.ask(space) for _ in range(batch)]
+            for trial in trials:
+                x = [trial.params[f"x{i}"] for i in range(4)]
+                study.tell(trial, [float(x[0] * x[1] % 7 + x[2]), float(10 - x[0] - x[3] + (x[1] > 2))])
+        key = f"{type(sampler).__name__}:generation"
+        return [(tuple(t.params.values()), t.system_attrs[key]) for t in study.trials]
+
+    ours, theirs = run(CountingNSGAIISampler(population_size=10, seed=3)), run(optuna.samplers.NSGAIISampler(population_size=10, seed=3))
+    assert [p for p, _ in ours] == [p for p, _ in theirs]
+    assert [g for _, g in ours] == [g for _, g in theirs] and max(g for _, g in ours) >= 20

@@ -26,6 +26,11 @@ from pandas.api import types as ptypes
 from pipeline.config.errors import InputError, Text
 from pipeline.io import atomic_path
 
+# Two stages' probabilities of the same model, image and condition agree to float32 rounding: bit for bit where the
+# pinned GEMM gives a row the same bits in any batch, within some ulps where it does not (docs/reproducibility.md:
+# 4.8e-7 seen on such a host). A zoo trained otherwise, or other corruptions, move them by orders of magnitude more.
+SAME_RUN_TOL = 1e-5
+
 RECORD_COLUMNS = (
     "y", "clean_pred", "clean_maxprob", "clean_trueprob", "pert_pred", "pert_maxprob", "pert_trueprob",
 )

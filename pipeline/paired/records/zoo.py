@@ -17,10 +17,9 @@ import pandas as pd
 from pipeline.models.zoo import build_model
 from pipeline.numerics import n_workers
 from pipeline.paired.records.pools import PoolImages
-from pipeline.paired.records.table import records_from_probabilities
+from pipeline.paired.records.table import SAME_RUN_TOL, records_from_probabilities
 from pipeline.perturb.recapture import RecaptureCondition, recapture
 
-_CLEAN_TOL = 1e-9
 
 
 def recaptured_images(images: np.ndarray, conditions: Sequence[RecaptureCondition], seed: int,
@@ -88,7 +87,7 @@ def synthetic_records(models: Sequence[Mapping], pool: PoolImages, arrays: Mappi
     return pd.concat(parts, ignore_index=True)
 
 
-def check_clean_agreement(synthetic: pd.DataFrame, real: pd.DataFrame, tol: float = _CLEAN_TOL) -> None:
+def check_clean_agreement(synthetic: pd.DataFrame, real: pd.DataFrame, tol: float = SAME_RUN_TOL) -> None:
     """The clean side of the Syn-B and the real record tables must be one set of predictions: the same
     models, images, labels, splits, clean predictions and probabilities (else the zoo was not retrained
     identically, or the tables come from different pools)."""
@@ -112,7 +111,7 @@ def check_clean_agreement(synthetic: pd.DataFrame, real: pd.DataFrame, tol: floa
                              "synthetic and real records (the zoo was not retrained identically)")
 
 
-def check_same_records(a: pd.DataFrame, b: pd.DataFrame, tol: float = _CLEAN_TOL) -> None:
+def check_same_records(a: pd.DataFrame, b: pd.DataFrame, tol: float = SAME_RUN_TOL) -> None:
     """Two record tables of the same models, conditions and images must hold the same predictions and
     probabilities (the records stage's Syn-B table against the recapture stage's recomputation)."""
     key = ["model", "condition", "image_id"]

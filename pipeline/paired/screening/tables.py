@@ -35,6 +35,7 @@ import pandas as pd
 from pipeline.paired import reference
 from pipeline.paired.records.probes import probe_arrays
 from pipeline.paired.records.tiers import condition_tiers
+from pipeline.paired.records.table import SAME_RUN_TOL
 from pipeline.paired.reference import es_diverse
 from pipeline.paired.screening.controls import (
     CONTROL_SCORES,
@@ -88,11 +89,12 @@ IDENTITY_SCORES = ("neg_U", "delta")   # Table 25: U and δ, each against its ow
 
 
 def _u_check(features: pd.DataFrame, synb: np.ndarray, ids: Sequence[str]) -> None:
-    """The Syn-B probes must reproduce the records' U (same images, same models): else they are stale."""
+    """The Syn-B probes must reproduce the records' U (same images, same models) to float32 rounding
+    (`SAME_RUN_TOL`): else they are stale."""
     f = features.set_index("image_id").loc[list(ids)]
     u = synb[:, np.arange(len(ids)), f["y"].to_numpy()].mean(0)
     gap = np.abs(u - f["U"].to_numpy(float))
-    if gap.max(initial=0.0) > 1e-9:
+    if gap.max(initial=0.0) > SAME_RUN_TOL:
         raise ValueError(f"the Syn-B probe probabilities of model {f['model'].iloc[0]!r} give U off by {gap.max():.3g} "
                          "from the synthetic records: the probes and the records come from different runs")
 
