@@ -78,8 +78,9 @@ class CountingNSGAIISampler(optuna.samplers.NSGAIISampler):
     (`BaseGASampler.get_trial_generation`) and filters all trials for the parents' ids (`get_parent_population`), so a
     run of B = 6,480 asks is quadratic in B, about three quarters of its 9 s. This subclass counts the completed
     trials of each generation as they are told (`after_trial`) and keeps each generation's parent population once
-    it is chosen (it never changes after that; in trial order, as Optuna reads it back), which gives the same generation numbers, the same parents in the
-    same order and so the same trials (`tests/search/test_optuna_samplers.py` checks it against the library's own)."""
+    it is chosen (it never changes after that; in trial order, as Optuna reads it back), which gives the same
+    generation numbers, the same parents in the same order and so the same trials (checked against the library's
+    own sampler in `tests/search/test_search_anchors.py`)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

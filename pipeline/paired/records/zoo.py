@@ -21,7 +21,6 @@ from pipeline.paired.records.table import SAME_RUN_TOL, records_from_probabiliti
 from pipeline.perturb.recapture import RecaptureCondition, recapture
 
 
-
 def recaptured_images(images: np.ndarray, conditions: Sequence[RecaptureCondition], seed: int,
                       progress: Callable[[Iterable], Iterable] = iter, workers: int = 1) -> dict[str, np.ndarray]:
     """Every image recaptured under every condition (`pipeline.perturb.recapture`), keyed by condition

@@ -34,8 +34,8 @@ import pandas as pd
 
 from pipeline.paired import reference
 from pipeline.paired.records.probes import probe_arrays
-from pipeline.paired.records.tiers import condition_tiers
 from pipeline.paired.records.table import SAME_RUN_TOL
+from pipeline.paired.records.tiers import condition_tiers
 from pipeline.paired.reference import es_diverse
 from pipeline.paired.screening.controls import (
     CONTROL_SCORES,
