@@ -15,7 +15,7 @@ import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its
 from omegaconf import OmegaConf
 
 from pipeline.config.errors import ConfigError
-from pipeline.search.parallel import n_workers
+from pipeline.numerics import n_workers
 from pipeline.stages.layout import ROOT, asset_digest
 from pipeline.stages.runner import benchmark_spec, run_stage
 

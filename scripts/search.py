@@ -24,9 +24,10 @@ from omegaconf import OmegaConf
 
 from pipeline.config.search import live_methods
 from pipeline.io import parquet_bytes, read_parquet_bytes, write_parquet
+from pipeline.numerics import n_workers
 from pipeline.plugins import check_plugins
 from pipeline.search import LiveOracle, method_class, rank_evaluated, run_search
-from pipeline.search.parallel import map_runs, n_workers
+from pipeline.search.parallel import map_runs
 from pipeline.space import Space
 from pipeline.store import ResumeStore, run_cached
 from pipeline.stages.runner import benchmark_spec, run_stage

@@ -18,8 +18,6 @@ from tqdm import tqdm
 
 from pipeline.numerics import n_workers
 
-__all__ = ["import_modules", "map_runs", "n_workers"]
-
 
 def import_modules(*modules: str) -> None:
     """Import `modules` (a worker's initializer)."""
