@@ -19,14 +19,9 @@ from pipeline.device import resolve_device
 from pipeline.fidelity.kid import EmbeddingFeatures, KIDFidelity
 from pipeline.fidelity.ssim import SSIMFidelity
 from pipeline.models.cnn import load_cnn
+from pipeline.perturb.materialize import PerturbationStore, order_bound
 from pipeline.perturb.registry import get_perturbation
-from pipeline.plugins import (
-    DATASET_PROTOCOLS,
-    MODEL_PROTOCOLS,
-    build,
-    check_instance,
-    check_perturbations,
-)
+from pipeline.plugins import DATASET_PROTOCOLS, MODEL_PROTOCOLS, build, check_instance, check_perturbations
 from pipeline.protocols import FidelityMetric, Perturbation
 from pipeline.registry import load_import_path
 from pipeline.space import Space
@@ -148,6 +143,14 @@ def build_inputs(spec: Spec, data_dir: str | Path) -> tuple[Space, list[Perturba
         raise ValueError(f"dataset of benchmark {spec['name']!r} is empty")
     perturbations = [get_perturbation(n) for n in space.names]
     return space, perturbations, conform_inputs(clean, perturbations, spec.get("adapt_inputs")), labels
+
+
+def build_store(spec: Spec, data_dir: str | Path, root: str | Path) -> PerturbationStore:
+    """The perturbation store under `root` of `spec`'s clean set, perturbations and seed, bounded as
+    `benchmark.store.max_order` says (what the `perturb` stage fills; a picklable factory with `partial`)."""
+    space, perturbations, clean, _ = build_inputs(spec, data_dir)
+    return PerturbationStore(root, perturbations, clean, space, int(spec["seed"]),
+                             thetas=order_bound(space, spec["store"]["max_order"]))
 
 
 def build_benchmark(spec: Spec, data_dir: str | Path, per_input: bool = False) -> Benchmark:

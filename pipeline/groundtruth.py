@@ -12,8 +12,6 @@ own: result tables hold only values that are the same on every machine.
 from __future__ import annotations
 
 import json
-import signal
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
@@ -29,7 +27,7 @@ from pipeline.fingerprint import sources_digest, stage_fingerprint, unit_key
 from pipeline.groundtruth_inputs import confidence_columns, confidence_summary, inputs_frame, split_per_input
 from pipeline.groundtruth_table import finalize, pareto_summary
 from pipeline.io import atomic_path, write_json, write_parquet
-from pipeline.numerics import n_workers
+from pipeline.numerics import die_with_parent, n_workers
 from pipeline.perturb.compose import PrefixCache, compose
 from pipeline.plugins import code_modules, plugin_sources
 from pipeline.space import Space
@@ -99,14 +97,6 @@ def _init_worker(factory: BenchmarkFactory, store_path: str, source: SourceFacto
         _WORKER.update(benchmark=bench, store=ResumeStore(store_path), source=source(bench) if source is not None else None)
     except Exception as err:  # raised again, whole, by `_run_task`, so it reaches the parent
         _WORKER["error"] = err
-
-
-def die_with_parent() -> None:
-    """Ask Linux to kill this process when its parent dies (prctl PR_SET_PDEATHSIG); elsewhere a no-op."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
 
 
 def _run_task(prefix: tuple[int, ...], fingerprint: str) -> tuple[bool, int, int]:

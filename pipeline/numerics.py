@@ -17,6 +17,7 @@ Not covered: CPUs without AVX2 (the libraries then fall back to other code paths
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 PINNED: dict[str, str] = {
@@ -63,11 +64,19 @@ def ensure_pinned() -> None:
 
 
 def configure_torch() -> None:
-    """torch's runtime switches: one intra-op thread and deterministic algorithms."""
+    """torch's runtime switches: one intra-op thread and deterministic algorithms.
+
+    `torch.use_deterministic_algorithms(True)` sets ATen's switch and, to set TorchInductor's flag too, imports
+    `torch._inductor.config`, which takes 1.1 s: a second in each of the 40 stages and their worker processes,
+    for a compiler nothing here runs. So ATen's switch is set directly, and Inductor's only where a plug-in has
+    loaded Inductor already (`tests/test_numerics.py` checks both against the public call)."""
     import torch
 
     torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
+    torch._C._set_deterministic_algorithms(True)
+    inductor = sys.modules.get("torch._inductor.config")
+    if inductor is not None:
+        inductor.deterministic = True
 
 
 def n_workers(workers: int) -> int:
@@ -76,3 +85,11 @@ def n_workers(workers: int) -> int:
     if int(workers) < 0:
         raise ValueError(f"workers must be >= 0 (0 = all cores), got {workers}")
     return int(workers) or len(os.sched_getaffinity(0)) or 1
+
+
+def die_with_parent() -> None:
+    """Ask Linux to kill this process when its parent dies (prctl PR_SET_PDEATHSIG); elsewhere a no-op."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG

@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
+import functools
+
 import pandas as pd
 
-from pipeline.builders import build_inputs
+from pipeline.builders import build_store
 from pipeline.io import write_json, write_parquet
-from pipeline.perturb.materialize import PerturbationStore, materialize, order_bound
+from pipeline.numerics import n_workers
+from pipeline.perturb.materialize import materialize
 from pipeline.plugins import check_plugins
-from pipeline.stages.runner import benchmark_spec, run_stage
 from pipeline.stages.layout import data_dir, perturb_manifest, perturb_root, timings_path
+from pipeline.stages.runner import benchmark_spec, run_stage
 
 
 def main(cfg) -> None:
@@ -31,10 +34,9 @@ def main(cfg) -> None:
     store_cfg = spec["store"]
     out = {"benchmark": spec["name"], "enabled": bool(store_cfg["enabled"]), "max_order": store_cfg["max_order"]}
     if store_cfg["enabled"]:
-        space, perturbations, clean, _ = build_inputs(spec, data_dir(cfg))
-        store = PerturbationStore(perturb_root(cfg), perturbations, clean, space, int(spec["seed"]),
-                                  thetas=order_bound(space, store_cfg["max_order"]))
-        stats = materialize(store)
+        factory = functools.partial(build_store, spec, data_dir(cfg), perturb_root(cfg))
+        store = factory()
+        stats = materialize(store, workers=n_workers(int(cfg.workers)), factory=factory)
         write_parquet(pd.DataFrame([{"seconds": stats["seconds"], "computed": stats["computed"]}]), timings_path(cfg, "perturb"))
         out.update(digest=store.digest, configurations=stats["configurations"], size_bytes=stats["size_bytes"],
                    bytes_per_configuration=stats["size_bytes"] / max(1, stats["configurations"]))

@@ -4,6 +4,7 @@ chunk is reported and recomputed, every key part names its own folder, the bound
 rows through the store equal those of in-memory prefix reuse."""
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 
@@ -77,6 +78,28 @@ def test_images_read_back_bit_identical_to_compose(tmp_path, images, perturbatio
     assert manifest["size_bytes"] == store.size_bytes() == sum(p.stat().st_size for p in store.chunk_files()) > 0
     assert manifest["configurations"] == len(THETAS) - 1 and manifest["key"]["names"] == list(NAMES)
     assert store.size_bytes() >= (len(THETAS) - 1) * images.nbytes
+
+
+def _three_image_store(root, images) -> PerturbationStore:
+    perts = [get_perturbation(n) for n in ("brightness", "pixelate", "speckle_noise")]
+    return PerturbationStore(root, perts, images, Space(tuple(p.name for p in perts), LEVELS), 3)
+
+
+def test_a_fill_in_worker_processes_writes_the_same_chunk_files(tmp_path, images):
+    """Three perturbations, so the fill splits into (θ_1, θ_2) tasks over two spawned workers; every chunk
+    file, checksums included, is byte-identical to the one-process fill's, and so are the counts."""
+    factories = {w: functools.partial(_three_image_store, tmp_path / str(w), images) for w in (1, 2)}
+    stores = {w: factory() for w, factory in factories.items()}
+    stats = {w: materialize(store, progress=False, workers=w, factory=factories[w]) for w, store in stores.items()}
+    files = {w: {p.name: p.read_bytes() for p in store.chunk_files()} for w, store in stores.items()}
+    assert len(files[1]) == LEVELS**2 and files[1] == files[2]
+    for key in ("configurations", "computed", "present", "chunks_written", "size_bytes"):
+        assert stats[1][key] == stats[2][key], key
+    assert stats[2]["computed"] == LEVELS**3 - 1
+    again = materialize(stores[2], progress=False, workers=2, factory=factories[2])  # a finished fill resumes to nothing
+    assert again["computed"] == 0 and again["present"] == LEVELS**3 - 1
+    with pytest.raises(ValueError, match="workers=2 needs a factory"):
+        materialize(stores[2], progress=False, workers=2)
 
 
 def test_text_read_back_identical_to_compose(tmp_path):

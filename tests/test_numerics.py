@@ -1,0 +1,39 @@
+"""`configure_torch` sets what `torch.use_deterministic_algorithms(True)` sets, without importing TorchInductor
+(a second of every stage's start-up), and Inductor's flag too where Inductor is loaded already."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+PROBE = """
+import json, sys
+{before}
+import torch
+{call}
+inductor = sys.modules.get("torch._inductor.config")
+print(json.dumps({{"deterministic": torch.are_deterministic_algorithms_enabled(),
+                  "warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
+                  "threads": torch.get_num_threads(),
+                  "inductor_loaded": inductor is not None,
+                  "inductor_deterministic": getattr(inductor, "deterministic", None)}}))
+"""
+
+
+def _state(call: str, before: str = "") -> dict:
+    out = subprocess.run([sys.executable, "-c", PROBE.format(before=before, call=call)], check=True,
+                         capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_configure_torch_sets_what_the_public_call_sets_without_loading_inductor():
+    ours = _state("from pipeline.numerics import configure_torch; configure_torch()")
+    public = _state("torch.set_num_threads(1); torch.use_deterministic_algorithms(True)")
+    assert public["inductor_loaded"] and public["inductor_deterministic"] is True
+    assert ours == dict(public, inductor_loaded=False, inductor_deterministic=None)
+    assert ours["deterministic"] is True and ours["warn_only"] is False and ours["threads"] == 1
+
+
+def test_configure_torch_sets_inductors_flag_where_inductor_is_loaded():
+    ours = _state("from pipeline.numerics import configure_torch; configure_torch()", before="import torch._inductor.config")
+    assert ours["inductor_loaded"] and ours["inductor_deterministic"] is True and ours["deterministic"] is True
