@@ -39,6 +39,8 @@ EXPECTED: dict[str, list[str]] = {
     "bench_numerics": [rf"^ +train: pinned +{NUM} s, default +{NUM} s, pinned/default = {NUM}$",
                        rf"^ +groundtruth: pinned +{NUM} s, default +{NUM} s, pinned/default = {NUM}$",
                        r"^same bits: (True|False) \(pinned [0-9a-f]{16}, default [0-9a-f]{16}\)$"],
+    "bench_ngram_hashing": [rf"^\d+ perturbed prompts \(\d+ n-grams\) in \d+ calls: scikit-learn {NUM} s, vectorised {NUM} s -> {NUM}x faster$",
+                            r"^count matrices identical: True; retrieval similarities identical: True$"],
     "bench_paired": [rf"^   reference \(per-class loops \+ bisection\), \d+ cells: .*; speed-up x{NUM}; max \|difference\|",
                      rf"^   reference \(enumerate every bijection per class\), \d+ cells: .*; speed-up x{NUM}; max \|difference\|",
                      rf"^   H at I5 on \d+ cells: .*; speed-up x{NUM}; max \|difference\|"],
