@@ -67,7 +67,7 @@ def configure_torch() -> None:
     """torch's runtime switches: one intra-op thread and deterministic algorithms.
 
     `torch.use_deterministic_algorithms(True)` sets ATen's switch and, to set TorchInductor's flag too, imports
-    `torch._inductor.config`, which takes 1.1 s: a second in each of the 40 stages and their worker processes,
+    `torch._inductor.config`, which takes 1.1 s: a second in each of the 41 stages and their worker processes,
     for a compiler nothing here runs. So ATen's switch is set directly, and Inductor's only where a plug-in has
     loaded Inductor already (`tests/test_numerics.py` checks both against the public call)."""
     import torch

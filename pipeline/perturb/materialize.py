@@ -361,6 +361,8 @@ def materialize(store: PerturbationStore, thetas: Iterable[Sequence[int]] | None
     `factory` (picklable: perturbations are built, not pickled), one task per (θ_1, θ_2) as the ground truth
     splits its work: every value is seeded by its input and its θ, so the bits are the same; only the
     applications count grows by the shorter prefixes that each task computes again."""
+    if workers > 1 and factory is None:
+        raise ValueError(f"workers={workers} needs a factory that builds the store in each worker process")
     t0 = time.perf_counter()
     if thetas is None:
         thetas = store.bound if store.bound is not None else (tuple(t) for t in store.space.grid().tolist())
@@ -374,8 +376,6 @@ def materialize(store: PerturbationStore, thetas: Iterable[Sequence[int]] | None
                 stats[key] += value
             bar.update(sum(len(group) for _, group in task))
 
-        if workers > 1 and factory is None:
-            raise ValueError(f"workers={workers} needs a factory that builds the store in each worker process")
         if workers <= 1 or len(tasks) <= 1:
             for task in tasks:
                 add(_fill(store, task), task)
