@@ -333,19 +333,27 @@ def _fill(store: PerturbationStore, chunks: Sequence[tuple[Theta, list[Theta]]])
     return stats
 
 
-_WORKER_STORE: dict[str, PerturbationStore] = {}
+_WORKER_STORE: dict[str, Any] = {}
 
 
 def _init_fill_worker(factory: Callable[[], PerturbationStore], digest: str) -> None:
+    """Build the worker's store. An error is kept for each task to raise (raised here, it would only break the
+    pool, and the parent would never see it), as the ground truth's workers do."""
     die_with_parent()
     configure_torch()
-    store = factory()
-    if store.digest != digest:
-        raise ValueError(f"the worker's store {store.digest} is not the one being filled ({digest})")
-    _WORKER_STORE["store"] = store
+    _WORKER_STORE.clear()
+    try:
+        store = factory()
+        if store.digest != digest:
+            raise ValueError(f"the worker's store {store.digest} is not the one being filled ({digest})")
+        _WORKER_STORE["store"] = store
+    except Exception as err:  # noqa: BLE001 (raised again, whole, by `_fill_in_worker`, so it reaches the parent)
+        _WORKER_STORE["error"] = err
 
 
 def _fill_in_worker(chunks: Sequence[tuple[Theta, list[Theta]]]) -> dict[str, int]:
+    if "error" in _WORKER_STORE:
+        raise _WORKER_STORE["error"]
     return _fill(_WORKER_STORE["store"], chunks)
 
 

@@ -100,6 +100,9 @@ def test_a_fill_in_worker_processes_writes_the_same_chunk_files(tmp_path, images
     assert again["computed"] == 0 and again["present"] == LEVELS**3 - 1
     with pytest.raises(ValueError, match="workers=2 needs a factory"):
         materialize(stores[2], progress=False, workers=2)
+    other = functools.partial(_three_image_store, tmp_path / "other", images[:5])  # another clean set: another store
+    with pytest.raises(ValueError, match="is not the one being filled"):
+        materialize(_three_image_store(tmp_path / "3", images), progress=False, workers=2, factory=other)
 
 
 def test_text_read_back_identical_to_compose(tmp_path):
