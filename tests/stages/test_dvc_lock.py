@@ -46,9 +46,9 @@ def test_every_source_dep_carries_the_md5_of_its_file(lock):
     for name, stage in lock.items():
         for dep in stage.get("deps", []):
             path = ROOT / dep["path"]
-            if path.is_file() and not dep["path"].startswith(("data/", "outputs/")):
-                if hashlib.md5(path.read_bytes()).hexdigest() != dep["md5"] or path.stat().st_size != dep["size"]:
-                    stale.append(f"{name}: {dep['path']}")
+            if path.is_file() and not dep["path"].startswith(("data/", "outputs/")) and (
+                    hashlib.md5(path.read_bytes()).hexdigest() != dep["md5"] or path.stat().st_size != dep["size"]):
+                stale.append(f"{name}: {dep['path']}")
     assert not stale, f"dvc.lock records other source than the tree's (rerun the stages, or update the md5s): {stale[:5]}"
 
 
