@@ -57,7 +57,8 @@ def measure(data_dir: Path, spec: dict, n_tasks: int, repeats: int) -> None:
     from pipeline.groundtruth import configs_of, tasks_for_shard
     from pipeline.models.cnn import load_cnn, predict_proba
     from pipeline.perturb.compose import compose
-    from pipeline.perturb.materialize import PerturbationStore, materialize
+    from pipeline.perturb.fill import materialize
+    from pipeline.perturb.materialize import PerturbationStore
 
     first = build_benchmark(spec, data_dir)
     second_net = load_cnn(data_dir / "features.pt")

@@ -27,11 +27,12 @@ from pipeline.fingerprint import sources_digest, stage_fingerprint, unit_key
 from pipeline.groundtruth_inputs import confidence_columns, confidence_summary, inputs_frame, split_per_input
 from pipeline.groundtruth_table import finalize, pareto_summary
 from pipeline.io import atomic_path, write_json, write_parquet
-from pipeline.numerics import die_with_parent, n_workers
+from pipeline.numerics import n_workers
 from pipeline.perturb.compose import PrefixCache, compose
 from pipeline.plugins import code_modules, plugin_sources
 from pipeline.space import Space
 from pipeline.store import ResumeStore
+from pipeline.worker_state import start_worker, worker_state
 
 BenchmarkFactory = Callable[[], Benchmark]
 SourceFactory = Callable[[Benchmark], Any]  # benchmark -> an object whose get(θ) returns T_θ (a PerturbationStore)
@@ -81,22 +82,17 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(factory: BenchmarkFactory, store_path: str, source: SourceFactory | None = None, child: bool = True) -> None:
-    """One torch thread per worker in every mode, so values do not depend on the worker count; a
-    worker process dies with its parent. An error building the benchmark is kept for each task to raise:
-    raised here, it would only break the pool, and the parent would never see it."""
-    from pipeline.numerics import configure_torch
-
-    if child:
-        die_with_parent()
-    configure_torch()
+    """Build the worker's benchmark, resume store and source (`pipeline.worker_state`: one torch thread, so values
+    do not depend on the worker count; an error is raised by each task). In this process (`child` False), the
+    store of an earlier call is closed first."""
     if "store" in _WORKER:
         _WORKER["store"].close()
-    _WORKER.clear()
-    try:
+
+    def build() -> dict[str, Any]:
         bench = factory()
-        _WORKER.update(benchmark=bench, store=ResumeStore(store_path), source=source(bench) if source is not None else None)
-    except Exception as err:  # raised again, whole, by `_run_task`, so it reaches the parent
-        _WORKER["error"] = err
+        return {"benchmark": bench, "store": ResumeStore(store_path), "source": source(bench) if source is not None else None}
+
+    start_worker(_WORKER, build, child)
 
 
 def _run_task(prefix: tuple[int, ...], fingerprint: str) -> tuple[bool, int, int]:
@@ -104,9 +100,8 @@ def _run_task(prefix: tuple[int, ...], fingerprint: str) -> tuple[bool, int, int
     store as it finishes. Returns (claimed, configurations evaluated, active transform applications per
     input); a task another run holds is left to it. The perturbed sets come from the worker's source (the
     perturbation store) when it has one, else from prefix reuse in memory."""
-    if "error" in _WORKER:
-        raise _WORKER["error"]
-    bench, store, source = _WORKER["benchmark"], _WORKER["store"], _WORKER["source"]
+    state = worker_state(_WORKER)
+    bench, store, source = state["benchmark"], state["store"], state["source"]
     key = task_key(fingerprint, prefix)
     if not store.claim(key):
         return False, 0, 0

@@ -17,7 +17,6 @@ Not covered: CPUs without AVX2 (the libraries then fall back to other code paths
 from __future__ import annotations
 
 import os
-import signal
 import sys
 
 PINNED: dict[str, str] = {
@@ -85,11 +84,3 @@ def n_workers(workers: int) -> int:
     if int(workers) < 0:
         raise ValueError(f"workers must be >= 0 (0 = all cores), got {workers}")
     return int(workers) or len(os.sched_getaffinity(0)) or 1
-
-
-def die_with_parent() -> None:
-    """Ask Linux to kill this process when its parent dies (prctl PR_SET_PDEATHSIG); elsewhere a no-op."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG

@@ -22,7 +22,7 @@ import pandas as pd
 from pipeline.builders import build_store
 from pipeline.io import write_json, write_parquet
 from pipeline.numerics import n_workers
-from pipeline.perturb.materialize import materialize
+from pipeline.perturb.fill import materialize
 from pipeline.plugins import check_plugins
 from pipeline.stages.layout import data_dir, perturb_manifest, perturb_root, timings_path
 from pipeline.stages.runner import benchmark_spec, run_stage

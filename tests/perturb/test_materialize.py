@@ -13,7 +13,8 @@ import pytest
 
 from pipeline.benchmark import Benchmark, accuracy
 from pipeline.perturb.compose import PrefixCache, compose
-from pipeline.perturb.materialize import PerturbationStore, data_digest, materialize, perturbation_fingerprint
+from pipeline.perturb.fill import materialize
+from pipeline.perturb.materialize import PerturbationStore, data_digest, perturbation_fingerprint
 from pipeline.perturb.registry import Perturbation, get_perturbation
 from pipeline.space import Space
 from tests.synthetic import make_benchmark
