@@ -59,7 +59,7 @@ def main(cfg) -> None:
     tables, metrics = screening_tables(synthetic, real, probes, source, settings)
     tables.update(swapped_tables(synthetic, real, source, settings))
     out = screening_dir(cfg)
-    pred_tables, errors, summaries = source_prediction(synthetic, real, tables["tiers"], spec)
+    pred_tables, errors, summaries = source_prediction(synthetic, real, tables["tiers"], spec, int(cfg.workers))
     tables.update(pred_tables)
     write_parquet(errors, out / "prediction_errors.parquet")
     write_parquet(summaries, out / "model_summaries.parquet")

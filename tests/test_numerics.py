@@ -37,3 +37,14 @@ def test_configure_torch_sets_what_the_public_call_sets_without_loading_inductor
 def test_configure_torch_sets_inductors_flag_where_inductor_is_loaded():
     ours = _state("from pipeline.numerics import configure_torch; configure_torch()", before="import torch._inductor.config")
     assert ours["inductor_loaded"] and ours["inductor_deterministic"] is True and ours["deterministic"] is True
+
+
+def test_configure_torch_when_imported_waits_for_torch_then_configures_it():
+    """Called before torch loads, it loads nothing; the first `import torch` (here as a dependency of another
+    module's import) leaves torch configured. Called after, it configures at once."""
+    probe = ("import sys; from pipeline.numerics import configure_torch_when_imported; configure_torch_when_imported(); "
+             "assert 'torch' not in sys.modules; configure_torch_when_imported(); import torch.nn.functional")
+    public = _state("torch.set_num_threads(1); torch.use_deterministic_algorithms(True)")
+    expected = dict(public, inductor_loaded=False, inductor_deterministic=None)
+    assert _state("", before=probe) == expected
+    assert _state("from pipeline.numerics import configure_torch_when_imported; configure_torch_when_imported()") == expected

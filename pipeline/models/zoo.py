@@ -37,8 +37,6 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from pipeline.catalog import ZOO_KINDS as KINDS
-from pipeline.models.cnn import predict_proba as cnn_predict_proba
-from pipeline.models.cnn import train_cnn
 
 
 def grey_features(images: np.ndarray, size: int = 8) -> np.ndarray:
@@ -97,11 +95,15 @@ class CNNModel:
     module: Any = field(default=None, init=False)
 
     def fit(self, images: np.ndarray, labels: np.ndarray) -> "CNNModel":
+        from pipeline.models.cnn import train_cnn  # torch loads here, not in every stage that reads records (1.4 s)
+
         self.module = train_cnn(images, labels, seed=self.seed, width=self.width, epochs=self.epochs)
         return self
 
     def predict_proba(self, images: np.ndarray) -> np.ndarray:
-        return cnn_predict_proba(self.module, images)
+        from pipeline.models.cnn import predict_proba
+
+        return predict_proba(self.module, images)
 
 
 def _mlp_estimator(hidden: int, seed: int, max_iter: int) -> Any:

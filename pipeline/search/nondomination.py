@@ -24,6 +24,8 @@ def non_domination_probability(mean: np.ndarray, sd: np.ndarray, front: np.ndarr
 
     def cdf(edge: np.ndarray, mu: np.ndarray, s: np.ndarray) -> np.ndarray:
         """P(N(mu, s²) ≤ edge) for every (candidate, front point), exact 0/1 where s = 0."""
+        if (s > 0).all():  # a GP's predictive sd (noise > 0): no step to take
+            return ndtr((edge[None, :] - mu[:, None]) / s[:, None])
         with np.errstate(divide="ignore", invalid="ignore"):
             z = (edge[None, :] - mu[:, None]) / s[:, None]
         return np.where(s[:, None] > 0, ndtr(z), (mu[:, None] <= edge[None, :]).astype(float))
@@ -39,8 +41,15 @@ def undominated_count(mean: np.ndarray, sd: np.ndarray, points: np.ndarray) -> f
     N(mean[θ], sd[θ]²) dominates (independent outcomes; ties count as not dominating; an sd of 0 a step)."""
     mean, sd = np.asarray(mean, dtype=float).reshape(-1, 2), np.asarray(sd, dtype=float).reshape(-1, 2)
     points = np.asarray(points, dtype=float).reshape(-1, 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = (mean[:, None, :] - points[None, :, :]) / sd[:, None, :]                  # (θ, p, objective)
-    beats = np.where(sd[:, None, :] > 0, ndtr(z), (mean[:, None, :] > points[None, :, :]).astype(float))
-    dominates = np.clip(beats.prod(axis=2), 0.0, 1.0 - 1e-12)                           # P(θ ≥ p on both)
+    if (sd > 0).all():
+        # no step to take (a GP's predictive sd): the (θ, p) product of the two objectives' probabilities in
+        # place, the same floating-point operations as below in half the time (GP-PND calls this every round)
+        dominates = ndtr((mean[:, None, 0] - points[None, :, 0]) / sd[:, None, 0])
+        dominates *= ndtr((mean[:, None, 1] - points[None, :, 1]) / sd[:, None, 1])
+        np.minimum(dominates, 1.0 - 1e-12, out=dominates)                                # a product of probabilities: ≥ 0
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = (mean[:, None, :] - points[None, :, :]) / sd[:, None, :]                  # (θ, p, objective)
+        beats = np.where(sd[:, None, :] > 0, ndtr(z), (mean[:, None, :] > points[None, :, :]).astype(float))
+        dominates = np.clip(beats.prod(axis=2), 0.0, 1.0 - 1e-12)                       # P(θ ≥ p on both)
     return float(np.exp(np.log1p(-dominates).sum(axis=0)).sum())

@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -116,6 +117,16 @@ def domination_margin(points: np.ndarray, front: np.ndarray) -> np.ndarray:
     if len(front) == 0:
         return np.full(len(points), np.inf)
     return np.maximum(points[:, None, 0] - front[None, :, 0], points[:, None, 1] - front[None, :, 1]).min(axis=1)
+
+
+class Posterior(NamedTuple):
+    """What GP-PND reads of the surrogates at the unevaluated inputs `candidates`: predictive mean and sd (one
+    column per objective) and the probability of non-domination by the evaluated front."""
+
+    candidates: np.ndarray
+    mean: np.ndarray
+    sd: np.ndarray
+    non_dominated: np.ndarray
 
 
 class IncrementalGP:
@@ -233,7 +244,7 @@ def add_to_front(front: np.ndarray, point: np.ndarray) -> np.ndarray:
     return np.vstack([front[~beaten], v[None]])
 
 
-def estimated_recall(mean: np.ndarray, sd: np.ndarray, front: np.ndarray) -> float:
+def estimated_recall(mean: np.ndarray, sd: np.ndarray, front: np.ndarray, non_dominated: np.ndarray | None = None) -> float:
     """The method's own estimate of Recall@P* (issue 20): A / (A + R) from the posterior of the unevaluated
     configurations alone (mean and sd, one row each) and the evaluated front.
 
@@ -242,11 +253,14 @@ def estimated_recall(mean: np.ndarray, sd: np.ndarray, front: np.ndarray) -> flo
     is the expected number of front points that no unevaluated configuration dominates, i.e. of P*
     members already evaluated (independent outcomes; ties count as not dominating). Both use only what
     has been evaluated: the posterior is conditioned on it, and the front is made of it. 1 when nothing
-    is left unevaluated."""
+    is left unevaluated. `non_dominated`: the terms of R, `non_domination_probability(mean, sd, front)`, where
+    the caller has them."""
     mean, sd, front = (np.asarray(a, dtype=float).reshape(-1, 2) for a in (mean, sd, front))
     if len(mean) == 0:
         return 1.0
-    remaining = float(non_domination_probability(mean, sd, front).sum())
+    if non_dominated is None:
+        non_dominated = non_domination_probability(mean, sd, front)
+    remaining = float(non_dominated.sum())
     kept = undominated_count(mean, sd, front)
     return kept / (kept + remaining) if kept + remaining > 0 else 1.0
 
@@ -307,21 +321,32 @@ class ParetoProbability(Method):
         return initial_design(space, rng)
 
     @staticmethod
-    def _pick(gps: list[IncrementalGP], front: np.ndarray, seen: np.ndarray, rng: np.random.Generator) -> int:
-        """The unevaluated input with the highest probability of non-domination (ties: margin, then random)."""
+    def _posterior(gps: list[IncrementalGP], front: np.ndarray, seen: np.ndarray) -> Posterior:
+        """Predictive mean and sd of every unevaluated input and its probability of non-domination by `front`."""
         candidates = np.flatnonzero(~seen)
         mean = np.column_stack([gp.mean()[candidates] for gp in gps])
         sd = np.column_stack([gp.sd()[candidates] for gp in gps])
-        p = non_domination_probability(mean, sd, front)
-        return int(candidates[np.lexsort((rng.random(len(candidates)), domination_margin(mean, front), p))[-1]])
+        return Posterior(candidates, mean, sd, non_domination_probability(mean, sd, front))
 
-    def _round(self, gps: list[IncrementalGP], front: np.ndarray, seen: np.ndarray, q: int, rng: np.random.Generator) -> list[int]:
-        """q picks by the kriging believer (class docstring), on the warped scale; `gps` are left as they were."""
+    @classmethod
+    def _pick(cls, gps: list[IncrementalGP], front: np.ndarray, seen: np.ndarray, rng: np.random.Generator,
+              posterior: Posterior | None = None) -> int:
+        """The unevaluated input with the highest probability of non-domination (ties: margin, then random);
+        `posterior`: `_posterior(gps, front, seen)` where the caller has it."""
+        c = posterior or cls._posterior(gps, front, seen)
+        order = np.lexsort((rng.random(len(c.candidates)), domination_margin(c.mean, front), c.non_dominated))
+        return int(c.candidates[order[-1]])
+
+    def _round(self, gps: list[IncrementalGP], front: np.ndarray, seen: np.ndarray, q: int, rng: np.random.Generator,
+               posterior: Posterior | None = None) -> list[int]:
+        """q picks by the kriging believer (class docstring), on the warped scale; `gps` are left as they were.
+        `posterior`: `_posterior(gps, front, seen)` where the caller has it (read by the first pick)."""
         if q == 1:
-            return [self._pick(gps, front, seen, rng)]
+            return [self._pick(gps, front, seen, rng, posterior)]
         believed, seen, picks = [gp.copy() for gp in gps], seen.copy(), []
         for _ in range(min(q, int((~seen).sum()))):
-            i = self._pick(believed, front, seen, rng)
+            i = self._pick(believed, front, seen, rng, posterior)
+            posterior = None  # the believed point changes what the next pick sees
             picks.append(i)
             seen[i] = True
             point = np.array([gp.mean()[i] for gp in believed])
@@ -343,6 +368,7 @@ class ParetoProbability(Method):
         gps: list[IncrementalGP] = []
         warps: list[Warp] = []
         fitted_at = 0
+        posterior: Posterior | None = None  # after the last round, while no refit has changed the surrogates
         tracker = CoreTracker(max(0.95, self.stop_at_recall or 0.0)) if ledger.has_inputs else None
 
         def warp_points(points: np.ndarray) -> np.ndarray:
@@ -373,14 +399,13 @@ class ParetoProbability(Method):
                 variance = ledger.variance(evaluated)
                 fits = [self._fit(Z, evaluated, values[evaluated, k], variance[:, k]) for k in range(2)]
                 gps, warps = [f[0] for f in fits], [f[1] for f in fits]
-                fitted_at = n
+                fitted_at, posterior = n, None
             warped_front = warp_points(front)
-            observe(np.array(self._round(gps, warped_front, seen, q, rng), dtype=np.int64))
-            unseen = np.flatnonzero(~seen)
+            observe(np.array(self._round(gps, warped_front, seen, q, rng, posterior), dtype=np.int64))
             warped_front = warp_points(front)
-            mean = np.column_stack([gp.mean()[unseen] for gp in gps])
-            sd = np.column_stack([gp.sd()[unseen] for gp in gps])
-            estimate, core = estimated_recall(mean, sd, warped_front), None
+            posterior = self._posterior(gps, warped_front, seen)  # the next round's first pick reads it too
+            mean, sd = posterior.mean, posterior.sd
+            estimate, core = estimated_recall(mean, sd, warped_front, posterior.non_dominated), None
             if tracker is not None:
                 evaluated = np.array(order)
                 evaluated = evaluated[ledger.complete(evaluated)]  # the per-unit outcomes of a raced one are partial

@@ -14,6 +14,11 @@ def outputs(cfg) -> Path:
     return ROOT / cfg.paths.outputs
 
 
+def stage_code_path(cfg, stage: str) -> Path:
+    """The listing of the source files `stage` runs, its only code dependency (`pipeline.stages.stage_code`)."""
+    return outputs(cfg) / "stage_code" / f"{stage}.txt"
+
+
 def data_dir(cfg) -> Path:
     """Prepared assets of the configured benchmark (written by `prepare`)."""
     return ROOT / cfg.paths.data / cfg.benchmark.name

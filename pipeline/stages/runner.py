@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from omegaconf import DictConfig, OmegaConf
 
-from pipeline.numerics import configure_torch, ensure_pinned
+from pipeline.numerics import configure_torch_when_imported, ensure_pinned
 from pipeline.stages.layout import CONF_DIR, PARAMS, ROOT
 
 if TYPE_CHECKING:
@@ -229,7 +229,7 @@ def run_stage(task: Callable[[DictConfig], Any]) -> None:
 
     from pipeline.stages.guard import check_overwrite
 
-    configure_torch()
+    configure_torch_when_imported()
     try:
         if len(sys.argv) == 1 or sys.argv[1] == "--params":
             cfg = load_params(sys.argv[2:])

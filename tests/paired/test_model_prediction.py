@@ -14,7 +14,7 @@ from scipy.stats import norm
 from pipeline.paired.identification.bounds import cell_bounds
 from pipeline.paired.identification.cell import as_cell
 from pipeline.paired.identification.confidence import dmk_independent
-from pipeline.paired.prediction.regression import ALPHAS, feature_sets, group_interval, nested_logo
+from pipeline.paired.prediction.regression import ALPHAS, PROTOCOL, feature_sets, group_interval, nested_logo, prediction_tables
 from pipeline.paired.prediction.summaries import cell_quantities, model_targets
 from pipeline.paired.screening.subsets import prefix_subsets
 
@@ -170,3 +170,19 @@ def test_prefix_subsets_are_fixed_before_outcomes():
     threes = [s for f, s in subsets if f == "m=3"]
     assert len(set(threes)) == 20 and all(len(s) == 3 == len(set(s)) for s in threes)
     assert dict(subsets)["severity 4"] == (1, 3, 5, 7, 9) and dict(subsets)["all"] == tuple(range(10))
+
+
+def test_prediction_tables_do_not_depend_on_the_number_of_workers():
+    """The full-pool fit and the whole-group deletion refits (4 groups: 5 fits) in one process or in two give the
+    same tables and errors, bit for bit, and the deletion range is taken over every group's refit."""
+    rng = np.random.default_rng(3)
+    models, groups = [f"m{i}" for i in range(8)], np.repeat(list("abcd"), 2)
+    columns = sorted({c for t in PROTOCOL for cols in feature_sets(t).values() for c in cols})
+    features = pd.DataFrame(rng.normal(size=(8, len(columns))), columns=columns).assign(model=models, group=groups)
+    targets = pd.DataFrame(rng.uniform(0.05, 0.95, size=(8, len(PROTOCOL))), columns=list(PROTOCOL)).assign(model=models, group=groups)
+    one = prediction_tables(features, targets, ALPHAS[2:4], 50, np.random.default_rng(0), workers=1)
+    two = prediction_tables(features, targets, ALPHAS[2:4], 50, np.random.default_rng(0), workers=2)
+    pd.testing.assert_frame_equal(one[1], two[1], check_exact=True)
+    for name in one[0]:
+        pd.testing.assert_frame_equal(one[0][name], two[0][name], check_exact=True)
+    assert "B1 reduction, group deletions" in one[0]["table46"] and len(one[1]) == 8 * sum(len(feature_sets(t)) for t in PROTOCOL)

@@ -19,6 +19,7 @@ from pipeline.search.pnd import (
     domination_margin,
     lattice_design,
     non_domination_probability,
+    undominated_count,
 )
 from pipeline.space import Space
 from tests.search.search_fixtures import NAMES4, synthetic_table
@@ -121,6 +122,50 @@ def test_non_domination_probability_against_sampling():
         x = rng.normal(m, s, size=(200_000, 2))
         dominated = ((front[None, :, 0] >= x[:, None, 0]) & (front[None, :, 1] >= x[:, None, 1])).any(axis=1)
         assert p == pytest.approx(1 - dominated.mean(), abs=0.005)
+
+
+def _step_formulas(mean, sd, front):
+    """Both probabilities by the general formulas, step branch included (`np.where` over every element)."""
+    from scipy.special import ndtr
+
+    by_delta = front[np.argsort(front[:, 0], kind="stable")]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        def cdf(edge, mu, s):
+            return np.where(s[:, None] > 0, ndtr((edge[None, :] - mu[:, None]) / s[:, None]), (mu[:, None] <= edge[None, :]) * 1.0)
+        below, above = cdf(by_delta[:, 0], mean[:, 0], sd[:, 0]), 1.0 - cdf(by_delta[:, 1], mean[:, 1], sd[:, 1])
+        p = np.clip((np.diff(below, axis=1, prepend=0.0) * above).sum(axis=1) + (1.0 - below[:, -1]), 0.0, 1.0)
+        z = (mean[:, None, :] - front[None, :, :]) / sd[:, None, :]
+        beats = np.where(sd[:, None, :] > 0, ndtr(z), (mean[:, None, :] > front[None, :, :]) * 1.0)
+    kept = float(np.exp(np.log1p(-np.clip(beats.prod(axis=2), 0.0, 1.0 - 1e-12)).sum(axis=0)).sum())
+    return p, kept
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_positive_spreads_give_the_bits_of_the_general_formulas(seed):
+    """The no-step paths GP-PND takes (every sd > 0) compute the same floating-point operations as the
+    general formulas: the same bits, so traces do not depend on which path ran."""
+    rng = np.random.default_rng(seed)
+    n, k = rng.integers(1, 700), rng.integers(1, 40)
+    mean, sd, front = rng.normal(size=(n, 2)), rng.uniform(1e-3, 2.0, size=(n, 2)), rng.normal(size=(k, 2))
+    p, kept = _step_formulas(mean, sd, front)
+    np.testing.assert_array_equal(non_domination_probability(mean, sd, front), p)
+    assert undominated_count(mean, sd, front) == kept
+    sd[0, 1] = 0.0  # one step: the general path, still the formulas' values
+    p, kept = _step_formulas(mean, sd, front)
+    np.testing.assert_array_equal(non_domination_probability(mean, sd, front), p)
+    assert undominated_count(mean, sd, front) == kept
+
+
+@pytest.mark.parametrize("q", [1, 3])
+def test_the_carried_posterior_changes_no_pick(monkeypatch, q):
+    """A round's first pick reads the posterior the previous round's recall estimate computed; recomputing
+    it instead must give the same trace, bit for bit."""
+    space = Space(NAMES4, 4)
+    oracle = GroundTruth.from_table(synthetic_table(space, seed=4), "syn", "ssim").oracle
+    carried = run_search("pnd", oracle, space, 120, seed=2, batch_size=q)
+    fresh_round = ParetoProbability._round
+    monkeypatch.setattr(ParetoProbability, "_round", lambda self, *a: fresh_round(self, *a[:5], None))
+    pd.testing.assert_frame_equal(run_search("pnd", oracle, space, 120, seed=2, batch_size=q), carried)
 
 
 def test_domination_margin_by_hand():

@@ -4,7 +4,11 @@ Sessions that change only code edit the lock's source md5s by hand when every ou
 checks catch what such an edit can get wrong, none of which `dvc repro` from a fresh clone reports where its outputs
 match: a stage of the lock that `dvc.yaml` no longer has (or one it lacks), a stage whose recorded deps are not
 `dvc.yaml`'s, a source dep whose md5 is not the committed file's, and a dep on another stage's output whose hash is
-not that output's (taken from a run on another host, it would make a host that reproduces the lock rewrite it)."""
+not that output's (taken from a run on another host, it would make a host that reproduces the lock rewrite it).
+
+Every stage's code is one dep, the listing of its source files that the stage `stage_code` writes
+(`pipeline.stages.stage_code`): the committed listings must be today's, and so must the hashes of the folders
+`stage_code` reads, or a fresh clone would rerun what the lock says is done, or skip what it should rerun."""
 from __future__ import annotations
 
 import hashlib
@@ -57,3 +61,24 @@ def test_a_dep_on_another_stages_output_carries_that_outputs_hash(lock):
     wrong = [f"{name}: {d['path']}" for name, stage in lock.items() for d in stage.get("deps", [])
              if d["path"] in outs and any(d.get(k) != outs[d["path"]].get(k) for k in ("md5", "size", "nfiles"))]
     assert not wrong, wrong[:5]
+
+
+def test_the_committed_code_listings_are_todays_and_the_lock_records_them(lock):
+    """A listing left stale by a code change would let `dvc repro` skip a stage whose code changed (the lesson
+    of the stale perturbation manifests: a fresh clone gets the file from git and trusts it)."""
+    from pipeline.stages.stage_code import stage_code_listings
+
+    recorded = {o["path"]: o for o in lock["stage_code"]["outs"]}
+    for name, text in stage_code_listings().items():
+        path = f"outputs/stage_code/{name}.txt"
+        assert (ROOT / path).read_text() == text, f"{path} is stale: run `dvc repro stage_code`"
+        assert recorded[path]["md5"] == hashlib.md5(text.encode()).hexdigest(), f"dvc.lock records another {path}"
+
+
+def test_the_lock_records_the_folders_stage_code_reads():
+    """DVC's own hash of conf/, pipeline/ and scripts/ (bytecode left out by .dvcignore) is the lock's: the
+    stage `stage_code` is up to date, as in a fresh clone."""
+    from dvc.repo import Repo
+
+    with Repo(str(ROOT)) as repo:
+        assert repo.status(targets=["stage_code"]) == {}, "dvc.lock's stage_code is stale: run `dvc repro stage_code`"

@@ -12,15 +12,24 @@ def test_committed_dvc_yaml_is_generated_from_the_stage_table():
     assert (ROOT / "dvc.yaml").read_text() == stages.dvc_yaml(), "dvc.yaml drifted from pipeline/stages/table.py: run `make dvc.yaml`"
 
 
-def test_a_new_import_becomes_a_dependency(monkeypatch, tmp_path):
-    """Dep drift is detected: a module the script imports but dvc.yaml does not list fails the test above."""
-    entry = stages.Stage("x", "prepare", ("benchmark.name",)).entry()
-    assert "pipeline/preparation.py" in entry["deps"] and "pipeline/fidelity/ssim.py" not in entry["deps"]
+def test_a_new_import_becomes_a_dependency():
+    """A stage's code dependency is the listing of its script's import closure (`pipeline.stages.stage_code`), so a
+    module the script comes to import is listed, and its edits rerun the stage; no source file is a dep itself."""
+    from pipeline.stages.stage_code import stage_code_listings
+
+    assert "pipeline/preparation.py" in [str(p.relative_to(ROOT)) for p in stages.Stage("x", "prepare", ()).sources()]
+    listed = {name: [line.split("  ", 1)[1] for line in text.splitlines()] for name, text in stage_code_listings().items()}
+    assert "pipeline/preparation.py" in listed["prepare"] and "pipeline/fidelity/ssim.py" not in listed["prepare"]
+    assert "pipeline/pareto.py" in listed["fuzz_geometric"]
+    assert "pipeline/fuzz/report.py" in listed["figures_fuzz_geometric"]
+    assert "pipeline/search/ground_truth.py" in listed["figures_search"]
+    assert all("__pycache__" not in f for files in listed.values() for f in files)
     committed = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    assert "pipeline/pareto.py" in committed["fuzz_geometric"]["deps"]
-    assert "pipeline/fuzz/report.py" in committed["figures_fuzz_geometric"]["deps"]
-    assert "pipeline/search/ground_truth.py" in committed["figures_search"]["deps"]
-    assert all("__pycache__" not in d for s in committed.values() for d in s.get("do", s)["deps"])
+    assert committed.pop("stage_code")["deps"] == ["conf", "pipeline", "scripts"]
+    for name, s in committed.items():
+        deps = s.get("do", s)["deps"]
+        assert deps[0] == f"${{paths.outputs}}/stage_code/{name.removesuffix('_suite')}.txt", name
+        assert not [d for d in deps if d.startswith(("pipeline/", "scripts/"))], name
 
 
 def test_each_benchmark_of_the_suite_gets_its_own_stages():
@@ -55,16 +64,17 @@ def test_each_paired_source_of_the_paired_suite_gets_its_own_stages():
 
 def test_every_registered_search_method_keys_the_search_and_tuning_stages():
     """The catalog names methods by import path, so no import statement reaches their modules: the search
-    resume keys (`pipeline.search.tables.CODE`) and the search and tune deps must list them all."""
+    resume keys (`pipeline.search.tables.CODE`) and the code listings of the search and tune stages must hold them all."""
     from pipeline.catalog import SEARCH_METHODS
     from pipeline.fingerprint import module_closure
     from pipeline.search.tables import CODE
+    from pipeline.stages.stage_code import stage_code_listings
 
     files = {str(p.relative_to(ROOT)) for p in module_closure(CODE)}
-    committed = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    listings = stage_code_listings()
     for module in SEARCH_METHODS.modules():
         path = module.replace(".", "/") + ".py"
         assert path in files, f"{path} is not in the search resume key"
-        for stage in (committed["search"], committed["tune"], committed["search_suite"]["do"]):
-            assert path in stage["deps"], f"{path} is not a dependency of {stage['cmd']}"
+        for stage in ("search", "tune"):
+            assert f"  {path}\n" in listings[stage], f"{path} is not in the code listing of stage {stage}"
     assert "pipeline/search/pnd.py" in files and "pipeline/search/evolution.py" in files

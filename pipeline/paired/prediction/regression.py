@@ -27,12 +27,14 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+from joblib import Parallel, delayed
 from scipy.stats import norm
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import Ridge
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from pipeline.numerics import n_workers
 from pipeline.paired.prediction.summaries import PAIRED, model_features, model_targets
 
 ALPHAS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
@@ -160,22 +162,26 @@ def comparison_table(errors: pd.DataFrame, pairs: Sequence[tuple[str, str]], rng
 
 
 def prediction_tables(features: pd.DataFrame, targets: pd.DataFrame, alphas: Sequence[float], draws: int,
-                      rng: np.random.Generator) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+                      rng: np.random.Generator, workers: int = 1) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
     """Tables 43 and 46 in shape (one source), from the full-pool fit and the whole-group deletion refits,
-    and the stored out-of-fold errors of the full-pool fit."""
-    errors = oof_errors(features, targets, alphas)
+    and the stored out-of-fold errors of the full-pool fit. The fits go to `workers` processes (0: every core
+    this process may use); each is a pure function of its rows, so the tables do not depend on how many."""
     groups = sorted(targets["group"].unique())
-    deletions = {g: oof_errors(features, targets, alphas, drop_group=g) for g in groups} if len(groups) > 3 else None
+    dropped = [None, *groups] if len(groups) > 3 else [None]
+    fits = Parallel(n_jobs=min(n_workers(workers), len(dropped)))(
+        delayed(oof_errors)(features, targets, alphas, drop_group=g) for g in dropped)
+    errors, deletions = fits[0], dict(zip(groups, fits[1:])) if len(dropped) > 1 else None
     tables = {name: comparison_table(errors, pairs, rng, draws, deletions, targets) for name, pairs in COMPARISONS.items()}
     return tables, errors
 
 
-def source_prediction(synthetic: pd.DataFrame, real: pd.DataFrame, tiers: pd.DataFrame,
-                      spec: Mapping) -> tuple[dict[str, pd.DataFrame], pd.DataFrame, pd.DataFrame]:
+def source_prediction(synthetic: pd.DataFrame, real: pd.DataFrame, tiers: pd.DataFrame, spec: Mapping,
+                      workers: int = 1) -> tuple[dict[str, pd.DataFrame], pd.DataFrame, pd.DataFrame]:
     """Tables 43 and 46 of one source, the stored out-of-fold errors and the model summaries (features
     joined to targets). They need mild real conditions (the targets of §6) and at least 3 model groups
     (nested leave-one-group-out); otherwise the tables and frames are empty. `spec` is the `paired` config
-    node; draws use the generator seeded [paired.screening.seed, 1]."""
+    node; draws use the generator seeded [paired.screening.seed, 1]; the fits go to `workers` processes
+    (`prediction_tables`)."""
     tables = {"table43": pd.DataFrame(), "table46": pd.DataFrame()}
     mild = tiers.loc[tiers["tier"] == "mild", "condition"].tolist()
     if not mild or real["group"].nunique() < 3:
@@ -184,6 +190,6 @@ def source_prediction(synthetic: pd.DataFrame, real: pd.DataFrame, tiers: pd.Dat
     features = model_features(synthetic, real, mild, spec["clean_coverage"], pred["coverage"])
     targets = model_targets(real, mild, spec["clean_coverage"], pred["coverage"])
     rng = np.random.default_rng([spec["screening"]["seed"], 1])
-    pred_tables, errors = prediction_tables(features, targets, pred["alphas"], pred["draws"], rng)
+    pred_tables, errors = prediction_tables(features, targets, pred["alphas"], pred["draws"], rng, workers)
     tables.update(pred_tables)
     return tables, errors, features.merge(targets, on=["model", "group"], suffixes=("", "_target"))
