@@ -37,7 +37,7 @@ lock: ## re-resolve pyproject.toml's dependencies in a scratch venv and pin ever
 params: env  ## recompose params.yaml from conf/ (after editing conf/)
 	python scripts/compose_params.py
 
-dvc.yaml: env pipeline/stages/table.py  ## regenerate dvc.yaml from the stage table (after adding a stage or an import)
+dvc.yaml: env pipeline/stages/table.py  ## regenerate dvc.yaml from the stage table (after adding or changing a stage; imports need nothing: stage_code lists them)
 	python -m pipeline.stages.table
 
 repro: env  ## run the whole pipeline (dvc repro) on params.yaml

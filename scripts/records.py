@@ -17,6 +17,8 @@ import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its
 from tqdm import tqdm
 
 from pipeline.io import write_json
+from pipeline.models.text_encoder import default_workers
+from pipeline.numerics import n_workers
 from pipeline.models.zoo import check_zoo
 from pipeline.paired.records.pools import pool_test_set
 from pipeline.paired.records.table import write_records
@@ -31,8 +33,9 @@ def main(cfg) -> None:
     check_zoo(rec["models"])
     (train_x, train_y), test = pool_test_set(rec)
     perturbed = synthetic_images(test.images, rec["corruptions"], rec["severities"], rec["seed"])
-    records, _ = zoo_records(rec["models"], (train_x, train_y), test, perturbed,
-                             progress=lambda it: tqdm(it, desc="models", disable=not spec["progress"]))
+    with default_workers(n_workers(cfg.workers)):  # a text zoo's encoder spreads its batches over the cores
+        records, _ = zoo_records(rec["models"], (train_x, train_y), test, perturbed,
+                                 progress=lambda it: tqdm(it, desc="models", disable=not spec["progress"]))
     correct = records.assign(clean=records["clean_pred"] == records["y"], pert=records["pert_pred"] == records["y"])
     metrics = {}
     for model, rows in correct.groupby("model", sort=False):

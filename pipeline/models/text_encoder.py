@@ -18,6 +18,12 @@ pure function of the text, whatever else is in the call, the call order or the c
 makes the cache across calls exact. Batching equal lengths gives most of the speed of padded batches
 (about 95 vs 42 sentences/s on one thread for BBC News leads, vs about 99 for padded batches of 16).
 
+Worker processes (`workers` > 1, CPU only): the batches of one `encode` call, planned here exactly as one process
+would plan them, go to that many spawned processes, each with its own copy of the model, and come back in order;
+a batch's encoding is the same computation wherever it runs, so the bits do not depend on the worker count
+(`tests/models/test_text_models.py`). A stage that encodes in one process sets it for the shared encoders with
+`default_workers`; the ground truth, whose workers are processes already, does not.
+
 Device (`pipeline.device`): the encoder runs where `device` says; the token ids go there and the sentence
 embeddings and token states come back to the CPU, so the cache and BERT-F1's token matching are CPU
 tensors whatever the device. On CUDA a text's encoding is equal within `pipeline.device.CUDA_TOLERANCE`
@@ -25,15 +31,21 @@ rather than bitwise whatever the batch (cuBLAS may choose another kernel for ano
 """
 from __future__ import annotations
 
+import atexit
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+
+from pipeline.worker_state import start_worker, worker_state
 
 MAX_LENGTH = 256  # all-MiniLM-L6-v2's max_seq_length (sentence_bert_config.json)
 
@@ -104,10 +116,11 @@ class TextEncoder:
     max_length: tokens per text, [CLS] and [SEP] included; longer texts are truncated.
     batch_size: texts per forward pass (all of one token length).
     device: where the forward pass runs (`pipeline.device`); encodings are returned on the CPU.
+    workers: processes the forward passes of a call are spread over (module docstring); 1: this one.
     """
 
     def __init__(self, path: Path | str | None = None, *, layer: int | None = None, max_length: int = MAX_LENGTH,
-                 batch_size: int = 16, cache_tokens: int = 250_000, device: str = "cpu") -> None:
+                 batch_size: int = 16, cache_tokens: int = 250_000, device: str = "cpu", workers: int = 1) -> None:
         self.path = Path(path) if path is not None else minilm_path()
         self.device = device
         self.tokenizer, self.model = load_local_model(self.path, device)
@@ -117,6 +130,8 @@ class TextEncoder:
         if max_length < 2 or batch_size < 1 or cache_tokens < 0:
             raise ValueError(f"need max_length >= 2, batch_size >= 1, cache_tokens >= 0; got {max_length}, {batch_size}, {cache_tokens}")
         self.layer, self.max_length, self.batch_size, self.cache_tokens = layer, max_length, batch_size, cache_tokens
+        self.workers = workers
+        self._pool: ProcessPoolExecutor | None = None
         self.num_layers = n_layers
         self.dim = int(self.model.config.hidden_size)
         self._cache: OrderedDict[str, Encoding] = OrderedDict()
@@ -163,15 +178,28 @@ class TextEncoder:
             by_length: dict[int, list[tuple[str, list[int]]]] = {}
             for text, ids in zip(missing, self.token_ids(missing)):
                 by_length.setdefault(len(ids), []).append((text, ids))
+            chunks = []
             for length in sorted(by_length):
                 group = by_length[length]
-                for start in range(0, len(group), self.batch_size):
-                    chunk = group[start : start + self.batch_size]
-                    for (text, _), encoding in zip(chunk, self._forward([ids for _, ids in chunk])):
-                        found[text] = encoding
-                        self._store(text, encoding)
+                chunks += [group[start : start + self.batch_size] for start in range(0, len(group), self.batch_size)]
+            for chunk, encodings in zip(chunks, self._forward_all([[ids for _, ids in chunk] for chunk in chunks])):
+                for (text, _), encoding in zip(chunk, encodings):
+                    found[text] = encoding
+                    self._store(text, encoding)
             self.forward_texts += len(missing)
         return [found[t] for t in texts]
+
+    def _forward_all(self, batches: list[list[list[int]]]) -> Iterable[list[Encoding]]:
+        """The encodings of each batch, in order: here, or on the worker processes (module docstring)."""
+        if self.workers <= 1 or len(batches) < 2 or self.device != "cpu":
+            return map(self._forward, batches)
+        if self._pool is None:
+            build = partial(TextEncoder, self.path, layer=self.layer, max_length=self.max_length, cache_tokens=0)
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"), initializer=_start_encoder_worker,
+                                             initargs=(build,))
+            atexit.register(self._pool.shutdown)
+        return ([Encoding(sentence, torch.from_numpy(tokens), layers) for sentence, tokens, layers in batch]
+                for batch in self._pool.map(_forward_in_worker, batches))
 
     def _store(self, text: str, encoding: Encoding) -> None:
         if encoding.size > self.cache_tokens:
@@ -194,13 +222,43 @@ class TextEncoder:
         self._cached_tokens = 0
 
 
+_WORKER: dict[str, Any] = {}  # a worker process's encoder (`_forward_all`)
+
+
+def _start_encoder_worker(build: Any) -> None:
+    start_worker(_WORKER, lambda: {"encoder": build()})
+
+
+def _forward_in_worker(ids: list[list[int]]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """One batch's encodings as arrays (a tensor would travel as a shared-memory handle, one per text)."""
+    return [(e.sentence, e.tokens.numpy(), e.layers) for e in worker_state(_WORKER)["encoder"]._forward(ids)]
+
+
 _DEFAULT_ENCODERS: dict[str, TextEncoder] = {}
+_DEFAULT_WORKERS = 1
+
+
+@contextmanager
+def default_workers(workers: int) -> Iterator[None]:
+    """Within the block, the shared encoders (`default_encoder`), those made already and those to come, spread their
+    batches over `workers` processes; for a stage that encodes in one process (the values do not depend on it:
+    module docstring). Outside it, one process, as before."""
+    global _DEFAULT_WORKERS
+    before, _DEFAULT_WORKERS = _DEFAULT_WORKERS, int(workers)
+    for encoder in _DEFAULT_ENCODERS.values():
+        encoder.workers = _DEFAULT_WORKERS
+    try:
+        yield
+    finally:
+        _DEFAULT_WORKERS = before
+        for encoder in _DEFAULT_ENCODERS.values():
+            encoder.workers = before
 
 
 def default_encoder(device: str = "cpu") -> TextEncoder:
     """One shared `TextEncoder` on all-MiniLM-L6-v2 per device and process (loading takes 2-3 s)."""
     if device not in _DEFAULT_ENCODERS:
-        _DEFAULT_ENCODERS[device] = TextEncoder(device=device)
+        _DEFAULT_ENCODERS[device] = TextEncoder(device=device, workers=_DEFAULT_WORKERS)
     return _DEFAULT_ENCODERS[device]
 
 

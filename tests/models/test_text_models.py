@@ -98,6 +98,18 @@ def test_identical_strings_are_encoded_once_and_cached_across_calls() -> None:
     assert small.forward_texts == 3 and small._cached_tokens <= max(size_a, size_b)
 
 
+def test_worker_processes_give_the_bits_of_one_process_in_the_same_order() -> None:
+    """Two spawned workers run the batches one process plans (same texts, same batches), so every encoding, the cache
+    and its order match one process's, bit for bit on any host; a second call reuses the pool."""
+    texts = [*SENTENCES, *(f"{s} Again, {i} times." for i, s in enumerate(SENTENCES[:5])), SENTENCES[0]]
+    one, two = TextEncoder(batch_size=2), TextEncoder(batch_size=2, workers=2)
+    for call in (texts[:9], texts):
+        for a, b in zip(one.encode(call), two.encode(call)):
+            assert np.array_equal(a.sentence, b.sentence) and np.array_equal(a.layers, b.layers)
+            assert a.tokens.dtype == b.tokens.dtype and bool((a.tokens == b.tokens).all())
+    assert two._pool is not None and list(one._cache) == list(two._cache) and one.forward_texts == two.forward_texts == 12
+
+
 # --- classifier head ----------------------------------------------------------------------------------
 
 
