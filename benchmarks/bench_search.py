@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "search"))
-from search_fixtures import NAMES4, synthetic_table  # noqa: E402
+from search_fixtures import NAMES4, general_non_domination_probability, general_undominated_count, synthetic_table  # noqa: E402
 
 from pipeline.search import METHODS, run_search  # noqa: E402
 from pipeline.search.ground_truth import GroundTruth  # noqa: E402
@@ -107,30 +107,6 @@ def nsga2_bookkeeping(problem: GroundTruth, budget: int, seed: int) -> tuple[flo
     return fast, reference, ours.equals(theirs)
 
 
-def _general_non_domination_probability(mean: np.ndarray, sd: np.ndarray, front: np.ndarray) -> np.ndarray:
-    """`non_domination_probability` through its general branch only (`np.where` over every element)."""
-    from scipy.special import ndtr
-
-    if len(front) == 0:
-        return np.ones(len(mean))
-    front = front[np.argsort(front[:, 0], kind="stable")]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        def cdf(edge, mu, s):
-            return np.where(s[:, None] > 0, ndtr((edge[None, :] - mu[:, None]) / s[:, None]), (mu[:, None] <= edge[None, :]) * 1.0)
-        below, above = cdf(front[:, 0], mean[:, 0], sd[:, 0]), 1.0 - cdf(front[:, 1], mean[:, 1], sd[:, 1])
-    return np.clip((np.diff(below, axis=1, prepend=0.0) * above).sum(axis=1) + (1.0 - below[:, -1]), 0.0, 1.0)
-
-
-def _general_undominated_count(mean: np.ndarray, sd: np.ndarray, points: np.ndarray) -> float:
-    """`undominated_count` through its general branch only."""
-    from scipy.special import ndtr
-
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = (mean[:, None, :] - points[None, :, :]) / sd[:, None, :]
-    beats = np.where(sd[:, None, :] > 0, ndtr(z), (mean[:, None, :] > points[None, :, :]) * 1.0)
-    return float(np.exp(np.log1p(-np.clip(beats.prod(axis=2), 0.0, 1.0 - 1e-12)).sum(axis=0)).sum())
-
-
 def pnd_acquisition(problem: GroundTruth, budget: int, seed: int) -> tuple[float, float, bool]:
     """Seconds of one `pnd` run as it runs and as the reference of (5) runs it, and whether the traces are equal."""
     from pipeline.search import pnd
@@ -140,7 +116,7 @@ def pnd_acquisition(problem: GroundTruth, budget: int, seed: int) -> tuple[float
     ours = run_search("pnd", problem.oracle, space, budget, seed)
     fast = time.perf_counter() - t
     saved = pnd.non_domination_probability, pnd.undominated_count, pnd.ParetoProbability._round
-    pnd.non_domination_probability, pnd.undominated_count = _general_non_domination_probability, _general_undominated_count
+    pnd.non_domination_probability, pnd.undominated_count = general_non_domination_probability, general_undominated_count
     pnd.ParetoProbability._round = lambda self, *a: saved[2](self, *a[:5], None)
     try:
         t = time.perf_counter()

@@ -2,7 +2,7 @@
 Multi-Objective Optimization Problem", JMLR 17(104), 2016, on the lattice Θ.
 
 Why not `pyepal`: it pins scikit-learn 0.* and does not install on this Python, so the paper's rule is
-implemented here on the project's GP (`pnd.fit_gp`, `pnd.IncrementalGP`: amplitude·RBF(ARD) + white
+implemented here on the project's GP (`gp_surrogate.fit_gp`, `gp_surrogate.IncrementalGP`: amplitude·RBF(ARD) + white
 noise by maximum likelihood, on GP-PND's inputs θ/(ℓ−1) and the activity flags θ_i > 0). ε-PAL as
 published models the objectives themselves, so no warp (unlike GP-PND's `ParetoProbability._fit`).
 
@@ -52,7 +52,8 @@ from sklearn.gaussian_process.kernels import Kernel
 from pipeline.pareto import pareto_mask
 from pipeline.search.base import Method
 from pipeline.search.ledger import Ledger
-from pipeline.search.pnd import IncrementalGP, domination_margin, fit_gp
+from pipeline.search.gp_surrogate import IncrementalGP, fit_gp
+from pipeline.search.pnd import domination_margin
 from pipeline.space import Space
 
 UNDECIDED, PARETO, DISCARDED = 0, 1, 2

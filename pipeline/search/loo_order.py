@@ -29,7 +29,8 @@ import numpy as np
 
 from pipeline.pareto import pareto_mask
 from pipeline.search.nondomination import non_domination_probability
-from pipeline.search.pnd import ParetoProbability, Warp, fit_gp
+from pipeline.search.gp_surrogate import Warp, fit_gp
+from pipeline.search.pnd import ParetoProbability
 from pipeline.space import Space
 
 

@@ -14,27 +14,29 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from pipeline.io import write_text
 from pipeline.stages.layout import ROOT, stage_code_path
 from pipeline.stages.table import STAGES
 
 
-def code_listing(sources: list[Path]) -> str:
-    """`<md5>  <path relative to the repository>` of each file, one line each, sorted by path (`md5sum`'s format)."""
-    lines = sorted((str(p.relative_to(ROOT)), hashlib.md5(p.read_bytes()).hexdigest()) for p in sources)
-    return "".join(f"{md5}  {path}\n" for path, md5 in lines)
+def code_listing(sources: list[Path], md5: dict[Path, str]) -> str:
+    """`<md5>  <path relative to the repository>` of each file, one line each, sorted by path (`md5sum`'s format);
+    `md5`: each file's digest."""
+    return "".join(f"{md5[p]}  {path}\n" for path, p in sorted((str(p.relative_to(ROOT)), p) for p in sources))
 
 
 def stage_code_listings() -> dict[str, str]:
-    """Every stage of the table (a `foreach` stage's items share its script): its name -> `code_listing`."""
-    return {s.name: code_listing(s.sources()) for s in STAGES}
+    """Every stage of the table (a `foreach` stage's items share its script): its name -> `code_listing`. A file
+    most stages share (`pipeline/__init__.py`, the config schema) is read once."""
+    sources = {s.name: s.sources() for s in STAGES}
+    md5 = {p: hashlib.md5(p.read_bytes()).hexdigest() for p in {p for files in sources.values() for p in files}}
+    return {name: code_listing(files, md5) for name, files in sources.items()}
 
 
 def write_stage_code(cfg) -> list[Path]:
     """Write each stage's listing to `stage_code_path(cfg, name)`; the paths written."""
-    from pipeline.io import write_text
-
     written = []
     for name, text in stage_code_listings().items():
-        write_text(text, stage_code_path(cfg, name))
         written.append(stage_code_path(cfg, name))
+        write_text(text, written[-1])
     return written

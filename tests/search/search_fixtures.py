@@ -35,3 +35,28 @@ def synthetic_table(space: Space, metrics: Sequence[str] = ("ssim", "kid"), seed
         df[f"rho_{m}_norm"] = minmax(rho)
         df[f"pareto_{m}"] = pareto_mask(df[["delta_norm", f"rho_{m}_norm"]].to_numpy())
     return df
+
+
+def general_non_domination_probability(mean: np.ndarray, sd: np.ndarray, front: np.ndarray) -> np.ndarray:
+    """`pipeline.search.nondomination.non_domination_probability` by its general formula only, the step branch
+    taken element by element (`np.where`): the reference its no-step path must match bit for bit."""
+    from scipy.special import ndtr
+
+    if len(front) == 0:
+        return np.ones(len(mean))
+    front = front[np.argsort(front[:, 0], kind="stable")]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        def cdf(edge, mu, s):
+            return np.where(s[:, None] > 0, ndtr((edge[None, :] - mu[:, None]) / s[:, None]), (mu[:, None] <= edge[None, :]) * 1.0)
+        below, above = cdf(front[:, 0], mean[:, 0], sd[:, 0]), 1.0 - cdf(front[:, 1], mean[:, 1], sd[:, 1])
+    return np.clip((np.diff(below, axis=1, prepend=0.0) * above).sum(axis=1) + (1.0 - below[:, -1]), 0.0, 1.0)
+
+
+def general_undominated_count(mean: np.ndarray, sd: np.ndarray, points: np.ndarray) -> float:
+    """`pipeline.search.nondomination.undominated_count` by its general formula only (as above)."""
+    from scipy.special import ndtr
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = (mean[:, None, :] - points[None, :, :]) / sd[:, None, :]
+    beats = np.where(sd[:, None, :] > 0, ndtr(z), (mean[:, None, :] > points[None, :, :]) * 1.0)
+    return float(np.exp(np.log1p(-np.clip(beats.prod(axis=2), 0.0, 1.0 - 1e-12)).sum(axis=0)).sum())

@@ -13,7 +13,7 @@ from pipeline.search import RacingOracle, TableOracle, run_search
 from pipeline.search.cost import completed_share, evaluations_to_complete
 from pipeline.search.ledger import Ledger
 from pipeline.search.live_racing import LiveRacingOracle
-from pipeline.search.pnd import IncrementalGP
+from pipeline.search.gp_surrogate import IncrementalGP
 from pipeline.search.racing import Race, input_order, paired_bounds, slice_ends
 from pipeline.search.unit_outcomes import UnitOutcomes
 from pipeline.space import Space

@@ -66,11 +66,14 @@ def test_a_dep_on_another_stages_output_carries_that_outputs_hash(lock):
 def test_the_committed_code_listings_are_todays_and_the_lock_records_them(lock):
     """A listing left stale by a code change would let `dvc repro` skip a stage whose code changed (the lesson
     of the stale perturbation manifests: a fresh clone gets the file from git and trusts it)."""
+    from omegaconf import OmegaConf
+
+    from pipeline.stages.layout import PARAMS, stage_code_path
     from pipeline.stages.stage_code import stage_code_listings
 
     recorded = {o["path"]: o for o in lock["stage_code"]["outs"]}
     for name, text in stage_code_listings().items():
-        path = f"outputs/stage_code/{name}.txt"
+        path = str(stage_code_path(OmegaConf.load(PARAMS), name).relative_to(ROOT))
         assert (ROOT / path).read_text() == text, f"{path} is stale: run `dvc repro stage_code`"
         assert recorded[path]["md5"] == hashlib.md5(text.encode()).hexdigest(), f"dvc.lock records another {path}"
 
