@@ -244,11 +244,12 @@ def gallery_array(items: list, example: Any) -> np.ndarray:
 
 
 def write_final(raw: pd.DataFrame, bench: Benchmark, spec: dict[str, Any], *, table: Path, summary: Path,
-                gallery: Path, inputs: Path) -> dict[str, Any]:
+                gallery: Path, inputs: Path, source: Any = None) -> dict[str, Any]:
     """Normalise and flag P* (`finalize`); from the per-input values (a benchmark built with `per_input`) the
     membership of P* with confidence (`pipeline.groundtruth_inputs`: δ's interval, π and the core per metric) and
     the per-input file; then write the table, its summary (returned) and the gallery of the example
-    `spec["gallery_index"]` under every P* configuration (thetas, images, clean, label)."""
+    `spec["gallery_index"]` under every P* configuration (thetas, images, clean, label), each as it is in T_θ: read
+    from `source` (the perturbation store, as in `evaluate_shard`) when given, else composed."""
     metrics, task_metric = list(spec["fidelity"]), spec.get("task_metric", "accuracy")
     raw, per_input = split_per_input(raw)
     final = finalize(raw, metrics, task_metric)
@@ -265,7 +266,11 @@ def write_final(raw: pd.DataFrame, bench: Benchmark, spec: dict[str, Any], *, ta
     index = int(spec.get("gallery_index", 0))
     example = bench.clean[index : index + 1]
     thetas = front[list(bench.space.names)].to_numpy()
-    images = gallery_array([compose(bench.perturbations, example, tuple(t), bench.seed)[0] for t in thetas], example)
+    if source is not None:
+        items = [source.get(tuple(int(v) for v in t))[index] for t in thetas]
+    else:
+        items = [compose(bench.perturbations, example, tuple(t), bench.seed, indices=[index])[0] for t in thetas]
+    images = gallery_array(items, example)
     with atomic_path(gallery) as tmp:
         with open(tmp, "wb") as fh:
             np.savez_compressed(fh, thetas=thetas, images=images, clean=example[0], label=bench.labels[index])

@@ -39,7 +39,8 @@ def main(cfg) -> None:
     print(json.dumps(stats))
     if num_shards == 1:
         write_parquet(timings, timings_path(cfg, "groundtruth"))
-        summary = write_final(raw, build_benchmark(spec, data_dir(cfg)), spec, **final_paths(cfg))
+        bench = build_benchmark(spec, data_dir(cfg))
+        summary = write_final(raw, bench, spec, **final_paths(cfg), source=source(bench) if source is not None else None)
         print(json.dumps(summary["pareto"]))
 
 

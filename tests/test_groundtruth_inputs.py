@@ -12,6 +12,8 @@ from pipeline.builders import build_benchmark, build_space
 from pipeline.groundtruth import evaluate_shard, merge_shards, read_shard, write_final
 from pipeline.groundtruth_inputs import unit_means, unit_outcomes
 from pipeline.membership import bootstrap_membership
+from pipeline.perturb.compose import compose
+from pipeline.perturb.materialize import open_store
 
 
 def final(raw, spec, folder, tiny_dir):
@@ -28,7 +30,7 @@ def full(tiny, tmp_path_factory):
     folder = tmp_path_factory.mktemp("full")
     factory = functools.partial(build_benchmark, spec, tiny_dir, per_input=True)
     raw, _, _ = evaluate_shard(factory, build_space(spec), folder / "store.sqlite", "fp", progress=False)
-    return (*final(raw, spec, folder / "out", tiny_dir), factory)
+    return (*final(raw, spec, folder / "out", tiny_dir), factory, raw)
 
 
 def test_the_file_holds_every_input_of_every_theta_and_gives_back_the_table(tiny, full):
@@ -49,7 +51,7 @@ def test_the_file_holds_every_input_of_every_theta_and_gives_back_the_table(tiny
 
 def test_a_resumed_run_and_merged_shards_write_the_same_bytes(tiny, full, tmp_path):
     spec, tiny_dir = tiny
-    _, table, inputs_path, factory = full
+    _, table, inputs_path, factory = full[:4]
     space = build_space(spec)
     # a run killed after part of Θ (shard 0 of 2 in the store), then resumed over all of it
     evaluate_shard(factory, space, tmp_path / "resumed.sqlite", "fp", shard=0, num_shards=2, progress=False)
@@ -105,3 +107,28 @@ def test_a_search_reads_the_layer_that_gives_the_tables_core(tiny, full):
         raw = np.maximum((units.clean[None, :] - units.outcomes).mean(axis=1), 0.0)
         norm = truth.oracle.objectives[:, 0]
         np.testing.assert_allclose((raw - raw.min()) * units.scale[0], norm - norm.min(), atol=1e-12)
+
+
+def test_the_gallery_shows_the_example_as_each_front_member_perturbs_it_in_its_set(tiny, full, tmp_path):
+    """The gallery example (here input 3) under each P* member is that input of T_θ, read from the perturbation store
+    or composed alone (seeded by its index in the set), the same bytes either way."""
+    spec, tiny_dir = tiny
+    spec = {**spec, "gallery_index": 3}
+    bench = build_benchmark(spec, tiny_dir, per_input=True)
+    raw = full[4].copy()
+    raw["delta"] = np.arange(len(raw), dtype=float)  # every θ on both fronts: the gallery shows all of Θ
+    for metric in spec["fidelity"]:
+        raw[f"rho_{metric}"] = -raw["delta"]
+    files = []
+    for name, source in (("composed", None), ("stored", open_store(tmp_path / "store", None, bench))):
+        paths = {k: tmp_path / name / f"tiny{s}" for k, s in (("table", ".parquet"), ("summary", ".summary.json"),
+                                                               ("gallery", ".gallery.npz"), ("inputs", ".inputs.parquet"))}
+        paths["table"].parent.mkdir()
+        write_final(raw, bench, spec, **paths, source=source)
+        files.append(paths["gallery"].read_bytes())
+        with np.load(paths["gallery"]) as gallery:
+            assert len(gallery["thetas"]) == bench.space.size and gallery["label"] == bench.labels[3]
+            assert np.array_equal(gallery["clean"], bench.clean[3])
+            for theta, image in zip(gallery["thetas"], gallery["images"]):
+                assert np.array_equal(image, compose(bench.perturbations, bench.clean, tuple(theta), bench.seed)[3])
+    assert files[0] == files[1]
