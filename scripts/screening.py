@@ -22,6 +22,8 @@ from __future__ import annotations
 import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 
 import pandas as pd
 
@@ -29,10 +31,12 @@ from pipeline.io import atomic_path, write_json, write_parquet, write_text
 from pipeline.paired import read_records
 from pipeline.paired.prediction import source_prediction
 from pipeline.paired.records import check_clean_agreement, check_same_records
-from pipeline.paired.screening import TITLES, markdown, screening_tables, swapped_tables, table_notes
+from pipeline.numerics import n_workers
+from pipeline.paired.screening import TITLES, condition_tiers, markdown, screening_tables, swapped_tables, table_notes
 from pipeline.stages.runner import plain, run_stage
 from pipeline.stages.paired_inputs import read_validated_records
 from pipeline.stages.layout import recapture_path, screening_dir, sibling
+from pipeline.worker_state import die_with_parent
 
 
 def _csv(table: pd.DataFrame, path) -> None:
@@ -56,10 +60,22 @@ def main(cfg) -> None:
     real = read_records(recapture_path(cfg))
     check_clean_agreement(synthetic, real)
     probes = pd.read_parquet(sibling(recapture_path(cfg), ".probes.parquet"))
-    tables, metrics = screening_tables(synthetic, real, probes, source, settings)
-    tables.update(swapped_tables(synthetic, real, source, settings))
+    tiers = condition_tiers(real, split="dev")
+    if n_workers(int(cfg.workers)) > 1:
+        # the App. E tables (one core, ~25 s) on a worker process while this one makes the §6 tables, whose ridge
+        # refits, one after another here, would otherwise have both cores after them: each part is a pure function of
+        # the records and its own seeded generator, so the values are those of one process
+        with ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=die_with_parent) as pool:
+            tables_job = pool.submit(screening_tables, synthetic, real, probes, source, settings)
+            swapped_job = pool.submit(swapped_tables, synthetic, real, source, settings)
+            pred_tables, errors, summaries = source_prediction(synthetic, real, tiers, spec, 1)
+            (tables, metrics), swapped = tables_job.result(), swapped_job.result()
+    else:
+        tables, metrics = screening_tables(synthetic, real, probes, source, settings)
+        swapped = swapped_tables(synthetic, real, source, settings)
+        pred_tables, errors, summaries = source_prediction(synthetic, real, tiers, spec, 1)
+    tables.update(swapped)
     out = screening_dir(cfg)
-    pred_tables, errors, summaries = source_prediction(synthetic, real, tables["tiers"], spec, int(cfg.workers))
     tables.update(pred_tables)
     write_parquet(errors, out / "prediction_errors.parquet")
     write_parquet(summaries, out / "model_summaries.parquet")

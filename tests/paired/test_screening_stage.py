@@ -367,3 +367,20 @@ def test_strata_and_natural_variants_against_direct_computation(run):
     assert row["corruption average"] == pytest.approx(np.mean(found["corruptions"]), abs=1e-9)
     assert row["natural average"] == pytest.approx(np.mean(found["natural"]), abs=1e-9)
     assert (run["dir"] / "table32.csv").read_text().strip() == ""
+
+
+def test_one_process_writes_the_same_tables_as_the_worker_process(run, tmp_path):
+    """The stage makes the App. E tables on a worker process beside the §6 fits (workers > 1) or all in one process
+    (workers=1): the same bytes in every file."""
+    import shutil
+
+    from scripts import screening
+
+    shutil.copytree(run["out"] / "records", tmp_path / "outputs" / "records")
+    cfg = validate_config(_compose([f"paths.outputs={tmp_path}/outputs", f"paths.data={tmp_path}/data", "workers=1", *OVERRIDES]))
+    screening.main(cfg)
+    one = tmp_path / "outputs/paired/digits/screening"
+    names = sorted(p.name for p in run["dir"].iterdir())
+    assert names == sorted(p.name for p in one.iterdir()) and "table16.csv" in names and "table43.csv" in names
+    for name in names:
+        assert (one / name).read_bytes() == (run["dir"] / name).read_bytes(), name
