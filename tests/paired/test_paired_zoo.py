@@ -95,3 +95,28 @@ def test_recaptured_images_do_not_depend_on_the_workers(toy):
     assert not np.array_equal(one[conditions[0].name], one[conditions[-1].name])  # the conditions differ
     with pytest.raises(ValueError, match="workers must be >= 0"):
         recaptured_images(images, conditions, seed=3, workers=-1)
+
+
+def test_zoo_records_of_a_stream_are_the_records_of_each_model_on_each_condition(toy):
+    """The recapture stage hands the zoo a stream of conditions computed on worker processes while the models train:
+    the table is model-major, conditions in order, each row the model's own prediction, the same as from a mapping."""
+    from pipeline.paired.records.pools import PoolImages
+    from pipeline.paired.records.zoo import recaptured_images, recaptured_stream, zoo_records
+    from pipeline.perturb.recapture import make_condition
+
+    images, labels = toy
+    pool = PoolImages(images[:12], labels[:12], np.array([f"i{k}" for k in range(12)]), np.array(["eval"] * 12))
+    conditions = [make_condition("l1", 1), make_condition("l5", 27)]
+    models = [{"name": "a", "family": "f", "kind": "cnn", "width": 4, "epochs": 2, "seed": 0},
+              {"name": "b", "family": "g", "kind": "logreg"}]
+    streamed, _ = zoo_records(models, (images, labels), pool, recaptured_stream(pool.images, conditions, 3, workers=2))
+    shots = recaptured_images(pool.images, conditions, 3)
+    mapped, _ = zoo_records(models, (images, labels), pool, shots)
+    assert streamed.equals(mapped)
+    assert list(streamed[["model", "condition"]].drop_duplicates().itertuples(index=False, name=None)) == [
+        (m["name"], c.name) for m in models for c in conditions]
+    for spec in models:
+        model = build_model(spec).fit(images, labels)
+        for c in conditions:
+            rows = streamed[(streamed["model"] == spec["name"]) & (streamed["condition"] == c.name)]
+            assert np.array_equal(rows["pert_pred"].to_numpy(), model.predict_proba(shots[c.name]).argmax(axis=1))

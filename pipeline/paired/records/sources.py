@@ -13,7 +13,7 @@ the clean pool and the recaptured images per real condition, chosen by `paired.r
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -27,10 +27,11 @@ from pipeline.data.imagenet_es import (
 )
 from pipeline.paired.records.pools import POOLS, PoolImages, pool_test_set
 from pipeline.paired.records.table import split_dev_eval
-from pipeline.paired.records.zoo import recaptured_images
+from pipeline.paired.records.zoo import recaptured_stream
 from pipeline.perturb.recapture import N_PARAMS, make_condition
 
-Source = tuple[tuple[np.ndarray, np.ndarray], PoolImages, dict[str, np.ndarray], dict, int]
+# (train split, pool, condition name -> recaptured images or a stream of (name, images), condition metadata, classes)
+Source = tuple[tuple[np.ndarray, np.ndarray], PoolImages, Mapping[str, np.ndarray] | Iterator[tuple[str, np.ndarray]], dict, int]
 
 
 def load_image_folder(root: str | Path, wnids: str | Path | Sequence[str], size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -83,8 +84,8 @@ def es_pool(root: str | Path, wnids: str | Path | Sequence[str], source: str, li
 
 def embedded_source(spec: dict, progress: Callable[[Iterable], Iterable] = iter, workers: int = 1) -> Source:
     """The records stage's pool photographed under the simulated recapture conditions, over `workers` processes:
-    (train split, pool, condition name -> recaptured images, condition name -> {lighting, param, setting}, number of
-    classes)."""
+    (train split, pool, the stream of (condition name, recaptured images) (`recaptured_stream`: computed from this call
+    on, read through `progress`), condition name -> {lighting, param, setting}, number of classes)."""
     rec, rc = spec["records"], spec["recapture"]
     modality = POOLS.facts(rec["pool"])["modality"]
     if modality != "vision":
@@ -94,7 +95,7 @@ def embedded_source(spec: dict, progress: Callable[[Iterable], Iterable] = iter,
     test_x = images.images
     params = rc["params"] if rc["params"] is not None else range(1, N_PARAMS + 1)
     conditions = [make_condition(lighting, p) for lighting in rc["lightings"] for p in params]
-    shots = recaptured_images(test_x, conditions, rc["seed"], progress, workers)
+    shots = progress(recaptured_stream(test_x, conditions, rc["seed"], workers))
     meta = {c.name: {"lighting": c.lighting, "param": c.param, "setting": c.label} for c in conditions}
     return (train_x, train_y), images, shots, meta, int(train_y.max()) + 1
 

@@ -9,7 +9,7 @@ the zoo's models are deterministic, so the clean side of the two tables agrees r
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -21,48 +21,59 @@ from pipeline.paired.records.table import SAME_RUN_TOL, records_from_probabiliti
 from pipeline.perturb.recapture import RecaptureCondition, recapture
 
 
-def recaptured_images(images: np.ndarray, conditions: Sequence[RecaptureCondition], seed: int,
-                      progress: Callable[[Iterable], Iterable] = iter, workers: int = 1) -> dict[str, np.ndarray]:
-    """Every image recaptured under every condition (`pipeline.perturb.recapture`), keyed by condition
-    name; image k is source image k, so a subset of conditions gives the same images as the full grid.
-    Conditions go to `workers` processes (0: every core this process may use); each is a pure function of the
-    images, the condition and the seed, so the images do not depend on how many there are."""
+def recaptured_stream(images: np.ndarray, conditions: Sequence[RecaptureCondition], seed: int,
+                      workers: int = 1) -> Iterator[tuple[str, np.ndarray]]:
+    """(condition name, every image recaptured under it) for each condition in order (`pipeline.perturb.recapture`);
+    image k is source image k, so a subset of conditions gives the same images as the full grid. On `workers`
+    processes (0: every core this process may use) the conditions are computed from this call on, whether or not the
+    stream is read yet, so the caller can work meanwhile; each is a pure function of the images, the condition and the
+    seed, so the images do not depend on how many processes there are."""
     if len({c.name for c in conditions}) != len(conditions):
         raise ValueError(f"conditions repeat: {[c.name for c in conditions]}")
     n = min(n_workers(workers), len(conditions))
     if n <= 1:
-        return {c.name: recapture(images, c, seed) for c in progress(conditions)}
+        return ((c.name, recapture(images, c, seed)) for c in conditions)
     from joblib import Parallel, delayed
 
     shots = Parallel(n_jobs=n, return_as="generator")(delayed(recapture)(images, c, seed) for c in conditions)
-    return {c.name: shot for c, shot in zip(conditions, progress(shots))}
+    return zip((c.name for c in conditions), shots)
+
+
+def recaptured_images(images: np.ndarray, conditions: Sequence[RecaptureCondition], seed: int,
+                      progress: Callable[[Iterable], Iterable] = iter, workers: int = 1) -> dict[str, np.ndarray]:
+    """`recaptured_stream` read whole, keyed by condition name."""
+    return dict(progress(recaptured_stream(images, conditions, seed, workers)))
 
 
 def zoo_records(models: Sequence[Mapping], train: tuple[np.ndarray, np.ndarray], pool: PoolImages,
-                conditions: Mapping[str, np.ndarray], probes: Mapping[str, np.ndarray] | None = None,
+                conditions: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarray]],
+                probes: Mapping[str, np.ndarray] | None = None,
                 progress: Callable[[Iterable], Iterable] = iter) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """Train each zoo model on `train` and predict the clean pool and every condition's images.
 
-    Returns the record table (one row per model, condition and image) and, when `probes` (name ->
+    `conditions`: name -> images, or a stream of (name, images) pairs (`recaptured_stream`), read once, after every
+    model is trained, each condition's images predicted by every model as they come. Returns the record table (one
+    row per model, condition and image; model-major, conditions in their order) and, when `probes` (name ->
     (A, N, H, W, 3) stacks of transformed images) is given, the probe probabilities per model:
     `{"<model>/clean": (N, C), "<model>/<probe>": (A, N, C)}`; otherwise an empty dict.
     """
     train_x, train_y = train
-    parts, arrays = [], {}
-    for spec in progress(models):
-        model = build_model(dict(spec)).fit(train_x, train_y)
-        clean = model.predict_proba(pool.images)
-        for name, images in conditions.items():
-            parts.append(records_from_probabilities(spec["name"], spec["family"], name, pool.image_ids, pool.labels,
-                                                    pool.split, clean, model.predict_proba(images)))
-        if probes:
-            arrays[f"{spec['name']}/clean"] = clean
-            for probe, stack in probes.items():
-                flat = model.predict_proba(stack.reshape(-1, *stack.shape[2:]))
-                arrays[f"{spec['name']}/{probe}"] = flat.reshape(len(stack), len(pool.labels), -1)
+    fitted = [(spec, build_model(dict(spec)).fit(train_x, train_y)) for spec in progress(models)]
+    cleans = [model.predict_proba(pool.images) for _, model in fitted]
+    parts: dict[tuple[int, int], pd.DataFrame] = {}
+    for c, (name, images) in enumerate(conditions.items() if isinstance(conditions, Mapping) else conditions):
+        for m, ((spec, model), clean) in enumerate(zip(fitted, cleans)):
+            parts[m, c] = records_from_probabilities(spec["name"], spec["family"], name, pool.image_ids, pool.labels,
+                                                     pool.split, clean, model.predict_proba(images))
+    arrays = {}
+    for (spec, model), clean in zip(fitted, cleans) if probes else ():
+        arrays[f"{spec['name']}/clean"] = clean
+        for probe, stack in probes.items():
+            flat = model.predict_proba(stack.reshape(-1, *stack.shape[2:]))
+            arrays[f"{spec['name']}/{probe}"] = flat.reshape(len(stack), len(pool.labels), -1)
     if not parts:
         raise ValueError("no models or no conditions to predict")
-    return pd.concat(parts, ignore_index=True), arrays
+    return pd.concat([parts[key] for key in sorted(parts)], ignore_index=True), arrays
 
 
 def synthetic_images(images: np.ndarray, corruptions: Sequence[str], severities: Sequence[int],
