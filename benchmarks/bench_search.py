@@ -29,7 +29,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "search"))
-from search_fixtures import NAMES4, general_non_domination_probability, general_undominated_count, synthetic_table  # noqa: E402
+from search_fixtures import (  # noqa: E402
+    NAMES4,
+    general_non_domination_probability,
+    general_undominated_count,
+    kernel_composition,
+    synthetic_table,
+)
 
 from pipeline.search import METHODS, run_search  # noqa: E402
 from pipeline.search.ground_truth import GroundTruth  # noqa: E402
@@ -133,14 +139,8 @@ def pnd_acquisition(problem: GroundTruth, budget: int, seed: int) -> tuple[float
 def kernel_fits(problem: GroundTruth, budget: int, seed: int) -> tuple[float, float, bool, int]:
     """Seconds of the GP fits of one `pnd` run with `AmplitudeRBFWhite` and with the composition (the reference of (6)),
     whether every fit's hyperparameters and log-likelihood are equal, and the number of fits."""
-    import warnings
-
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.gaussian_process import GaussianProcessRegressor
-    from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
-
     from pipeline.search import pnd
-    from pipeline.search.gp_surrogate import AmplitudeRBFWhite
+    from pipeline.search.gp_surrogate import AmplitudeRBFWhite, fit_regressor
 
     fits, fit_gp = [], pnd.fit_gp
     pnd.fit_gp = lambda Z, y, start=None, extra=None: fits.append((Z, y, extra)) or fit_gp(Z, y, start, extra)
@@ -152,16 +152,12 @@ def kernel_fits(problem: GroundTruth, budget: int, seed: int) -> tuple[float, fl
     def timed(kernel) -> tuple[float, list]:
         out, t = [], time.perf_counter()
         for Z, y, extra in fits:
-            scale = float(np.std(y)) or 1.0
-            alpha = 1e-10 if extra is None or not np.any(extra) else 1e-10 + extra / scale ** 2
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                gp = GaussianProcessRegressor(kernel(Z.shape[1]), alpha=alpha, normalize_y=True).fit(Z, y)
+            _, gp = fit_regressor(Z, y, kernel(Z.shape[1]), extra)
             out.append((gp.kernel_.theta, gp.log_marginal_likelihood_value_))
         return time.perf_counter() - t, out
 
     fast, ours = timed(lambda d: AmplitudeRBFWhite(1.0, np.full(d, 0.5), 1e-2))
-    reference, theirs = timed(lambda d: ConstantKernel(1.0, (1e-3, 1e3)) * RBF(np.full(d, 0.5), (1e-2, 1e2)) + WhiteKernel(1e-2, (1e-6, 1.0)))
+    reference, theirs = timed(lambda d: kernel_composition(1.0, np.full(d, 0.5), 1e-2))
     same = all(np.array_equal(a[0], b[0]) and a[1] == b[1] for a, b in zip(ours, theirs))
     return fast, reference, same, len(fits)
 

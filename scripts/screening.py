@@ -22,7 +22,8 @@ from __future__ import annotations
 import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import nullcontext
 from multiprocessing import get_context
 
 import pandas as pd
@@ -37,6 +38,13 @@ from pipeline.stages.runner import plain, run_stage
 from pipeline.stages.paired_inputs import read_validated_records
 from pipeline.stages.layout import recapture_path, screening_dir, sibling
 from pipeline.worker_state import die_with_parent
+
+
+def _done(function, *args) -> Future:
+    """`function(*args)`, run here, as a finished future (the one-process stand-in for a pool's `submit`)."""
+    future: Future = Future()
+    future.set_result(function(*args))
+    return future
 
 
 def _csv(table: pd.DataFrame, path) -> None:
@@ -61,19 +69,16 @@ def main(cfg) -> None:
     check_clean_agreement(synthetic, real)
     probes = pd.read_parquet(sibling(recapture_path(cfg), ".probes.parquet"))
     tiers = condition_tiers(real, split="dev")
-    if n_workers(int(cfg.workers)) > 1:
-        # the App. E tables (one core, ~25 s) on a worker process while this one makes the §6 tables, whose ridge
-        # refits, one after another here, would otherwise have both cores after them: each part is a pure function of
-        # the records and its own seeded generator, so the values are those of one process
-        with ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=die_with_parent) as pool:
-            tables_job = pool.submit(screening_tables, synthetic, real, probes, source, settings)
-            swapped_job = pool.submit(swapped_tables, synthetic, real, source, settings)
-            pred_tables, errors, summaries = source_prediction(synthetic, real, tiers, spec, 1)
-            (tables, metrics), swapped = tables_job.result(), swapped_job.result()
-    else:
-        tables, metrics = screening_tables(synthetic, real, probes, source, settings)
-        swapped = swapped_tables(synthetic, real, source, settings)
+    # with more than one worker the App. E tables (one core, ~25 s) go to a worker process while this one makes the §6
+    # tables, whose ridge refits, one after another here, would otherwise have both cores after them: each part is a
+    # pure function of the records and its own seeded generator, so the values are those of one process
+    parallel = n_workers(int(cfg.workers)) > 1
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=die_with_parent) if parallel else nullcontext() as pool:
+        submit = pool.submit if parallel else _done
+        tables_job = submit(screening_tables, synthetic, real, probes, source, settings)
+        swapped_job = submit(swapped_tables, synthetic, real, source, settings)
         pred_tables, errors, summaries = source_prediction(synthetic, real, tiers, spec, 1)
+        (tables, metrics), swapped = tables_job.result(), swapped_job.result()
     tables.update(swapped)
     out = screening_dir(cfg)
     tables.update(pred_tables)

@@ -75,7 +75,8 @@ class AmplitudeRBFWhite(Kernel):
             return a * np.exp(-0.5 * cdist(X / length_scale, np.atleast_2d(Y) / length_scale, metric="sqeuclidean"))
         rbf = squareform(np.exp(-0.5 * pdist(X / length_scale, metric="sqeuclidean")))
         np.fill_diagonal(rbf, 1)
-        K = a * rbf + noise * np.eye(len(X))
+        scaled, white = a * rbf, noise * np.eye(len(X))  # each also the gradient of its log-hyperparameter
+        K = scaled + white
         if not eval_gradient:
             return K
         cached = getattr(self, "_squares", None)
@@ -83,12 +84,11 @@ class AmplitudeRBFWhite(Kernel):
             # (d, n, n): the squared differences of each input column, the RBF's ∂/∂log ℓ_k before scaling
             self._squares = cached = (X, np.ascontiguousarray(np.moveaxis((X[:, np.newaxis, :] - X[np.newaxis, :, :]) ** 2, 2, 0)))
         gradient = np.empty((len(length_scale) + 2, len(X), len(X)))
-        np.multiply(a, rbf, out=gradient[0])
+        gradient[0], gradient[-1] = scaled, white
         parts = gradient[1:-1]
         np.divide(cached[1], (length_scale ** 2)[:, np.newaxis, np.newaxis], out=parts)
         np.multiply(parts, rbf, out=parts)
         np.multiply(parts, a, out=parts)
-        np.multiply(noise, np.eye(len(X)), out=gradient[-1])
         return K, np.ascontiguousarray(np.moveaxis(gradient, 0, 2))
 
     def diag(self, X: np.ndarray) -> np.ndarray:
@@ -182,6 +182,18 @@ class Warp:
         return -np.log(np.maximum(self.y_ref - y, 0.0) + self.offset)
 
 
+def fit_regressor(Z: np.ndarray, y: np.ndarray, kernel: Kernel, extra: np.ndarray | None = None
+                  ) -> tuple[float, GaussianProcessRegressor]:
+    """scikit-learn's maximum-likelihood fit of `kernel` (L-BFGS-B from its hyperparameters) to standardised y, with
+    `extra` (`fit_gp`) as per-sample noise on the standardised scale: (y's scale, the fitted regressor)."""
+    scale = float(np.std(y))
+    scale = scale if scale > 0 else 1.0
+    alpha = 1e-10 if extra is None or not np.any(extra) else 1e-10 + np.asarray(extra, dtype=float) / scale ** 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return scale, GaussianProcessRegressor(kernel, alpha=alpha, normalize_y=True).fit(Z, y)
+
+
 def fit_gp(Z: np.ndarray, y: np.ndarray, start: Kernel | None = None, extra: np.ndarray | None = None
            ) -> tuple[Kernel, dict[str, float | np.ndarray], float]:
     """Maximum-marginal-likelihood hyperparameters of amplitude·RBF(ARD) + white noise on standardised
@@ -190,12 +202,7 @@ def fit_gp(Z: np.ndarray, y: np.ndarray, start: Kernel | None = None, extra: np.
     y, less n·log of the scale). `extra`: each observation's own noise variance beyond the white-noise term
     (y's units; scikit-learn's per-sample `alpha`, which it adds on the standardised scale)."""
     kernel = start if start is not None else AmplitudeRBFWhite(1.0, np.full(Z.shape[1], 0.5), 1e-2)
-    scale = float(np.std(y))
-    scale = scale if scale > 0 else 1.0
-    alpha = 1e-10 if extra is None or not np.any(extra) else 1e-10 + np.asarray(extra, dtype=float) / scale ** 2
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        gp = GaussianProcessRegressor(kernel, alpha=alpha, normalize_y=True).fit(Z, y)
+    scale, gp = fit_regressor(Z, y, kernel, extra)
     fitted = gp.kernel_
     params = {"amplitude": float(fitted.constant_value), "length_scale": np.atleast_1d(fitted.length_scale),
               "noise": float(fitted.noise_level), "y_mean": float(np.mean(y)), "y_scale": scale}

@@ -60,3 +60,11 @@ def general_undominated_count(mean: np.ndarray, sd: np.ndarray, points: np.ndarr
         z = (mean[:, None, :] - points[None, :, :]) / sd[:, None, :]
     beats = np.where(sd[:, None, :] > 0, ndtr(z), (mean[:, None, :] > points[None, :, :]) * 1.0)
     return float(np.exp(np.log1p(-np.clip(beats.prod(axis=2), 0.0, 1.0 - 1e-12)).sum(axis=0)).sum())
+
+
+def kernel_composition(amplitude: float, length_scale: np.ndarray, noise: float):
+    """scikit-learn's `ConstantKernel * RBF + WhiteKernel` with GP-PND's bounds: the oracle of
+    `pipeline.search.gp_surrogate.AmplitudeRBFWhite` (its test, and part (6) of benchmarks/bench_search.py)."""
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+
+    return ConstantKernel(amplitude, (1e-3, 1e3)) * RBF(length_scale, (1e-2, 1e2)) + WhiteKernel(noise, (1e-6, 1.0))

@@ -9,13 +9,9 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
-from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
 from pipeline.search.gp_surrogate import AmplitudeRBFWhite, fit_gp
-
-
-def composition(amplitude: float, length_scale: np.ndarray, noise: float):
-    return ConstantKernel(amplitude, (1e-3, 1e3)) * RBF(length_scale, (1e-2, 1e2)) + WhiteKernel(noise, (1e-6, 1.0))
+from tests.search.search_fixtures import kernel_composition
 
 
 def problem(seed: int, n: int = 40, d: int = 8) -> tuple[np.ndarray, np.ndarray]:
@@ -33,7 +29,7 @@ def fit(kernel, Z: np.ndarray, y: np.ndarray, alpha=1e-10) -> GaussianProcessReg
 
 
 def test_hyperparameters_theta_and_bounds_are_the_compositions():
-    ours, theirs = AmplitudeRBFWhite(1.0, np.full(8, 0.5), 1e-2), composition(1.0, np.full(8, 0.5), 1e-2)
+    ours, theirs = AmplitudeRBFWhite(1.0, np.full(8, 0.5), 1e-2), kernel_composition(1.0, np.full(8, 0.5), 1e-2)
     assert np.array_equal(ours.theta, theirs.theta) and np.array_equal(ours.bounds, theirs.bounds)
     assert [h.n_elements for h in ours.hyperparameters] == [1, 8, 1]
     theta = np.random.default_rng(0).normal(size=10)
@@ -47,7 +43,7 @@ def test_hyperparameters_theta_and_bounds_are_the_compositions():
 def test_values_and_gradients_are_the_compositions_bit_for_bit(seed):
     Z, _ = problem(seed)
     theta = np.random.default_rng(seed).uniform(np.log(1e-2), np.log(10), 10)
-    ours, theirs = AmplitudeRBFWhite(1.0, np.ones(8), 1.0), composition(1.0, np.ones(8), 1.0)
+    ours, theirs = AmplitudeRBFWhite(1.0, np.ones(8), 1.0), kernel_composition(1.0, np.ones(8), 1.0)
     ours.theta, theirs.theta = theta, theta
     K, gradient = ours(Z, eval_gradient=True)
     K_ref, gradient_ref = theirs(Z, eval_gradient=True)
@@ -70,7 +66,7 @@ def test_maximum_likelihood_fits_are_the_compositions_bit_for_bit(seed):
     alpha = 1e-10 + np.random.default_rng(seed).uniform(0, 0.05, len(y))
     for a in (1e-10, alpha):
         ours = fit(AmplitudeRBFWhite(1.0, np.full(8, 0.5), 1e-2), Z, y, a)
-        theirs = fit(composition(1.0, np.full(8, 0.5), 1e-2), Z, y, a)
+        theirs = fit(kernel_composition(1.0, np.full(8, 0.5), 1e-2), Z, y, a)
         assert np.array_equal(ours.kernel_.theta, theirs.kernel_.theta)
         assert ours.log_marginal_likelihood_value_ == theirs.log_marginal_likelihood_value_
         assert np.array_equal(ours.L_, theirs.L_) and np.array_equal(ours.alpha_, theirs.alpha_)
@@ -82,7 +78,7 @@ def test_maximum_likelihood_fits_are_the_compositions_bit_for_bit(seed):
 def test_fit_gp_reads_the_fitted_hyperparameters():
     Z, y = problem(7, n=50)
     kernel, params, loglik = fit_gp(Z, y)
-    reference = fit(composition(1.0, np.full(8, 0.5), 1e-2), Z, y)
+    reference = fit(kernel_composition(1.0, np.full(8, 0.5), 1e-2), Z, y)
     assert params["amplitude"] == reference.kernel_.k1.k1.constant_value
     assert np.array_equal(params["length_scale"], reference.kernel_.k1.k2.length_scale)
     assert params["noise"] == reference.kernel_.k2.noise_level

@@ -60,20 +60,20 @@ def zoo_records(models: Sequence[Mapping], train: tuple[np.ndarray, np.ndarray],
     train_x, train_y = train
     fitted = [(spec, build_model(dict(spec)).fit(train_x, train_y)) for spec in progress(models)]
     cleans = [model.predict_proba(pool.images) for _, model in fitted]
-    parts: dict[tuple[int, int], pd.DataFrame] = {}
-    for c, (name, images) in enumerate(conditions.items() if isinstance(conditions, Mapping) else conditions):
-        for m, ((spec, model), clean) in enumerate(zip(fitted, cleans)):
-            parts[m, c] = records_from_probabilities(spec["name"], spec["family"], name, pool.image_ids, pool.labels,
-                                                     pool.split, clean, model.predict_proba(images))
+    parts: list[list[pd.DataFrame]] = [[] for _ in fitted]  # per model, its conditions in order
+    for name, images in conditions.items() if isinstance(conditions, Mapping) else conditions:
+        for own, (spec, model), clean in zip(parts, fitted, cleans):
+            own.append(records_from_probabilities(spec["name"], spec["family"], name, pool.image_ids, pool.labels,
+                                                  pool.split, clean, model.predict_proba(images)))
     arrays = {}
     for (spec, model), clean in zip(fitted, cleans) if probes else ():
         arrays[f"{spec['name']}/clean"] = clean
         for probe, stack in probes.items():
             flat = model.predict_proba(stack.reshape(-1, *stack.shape[2:]))
             arrays[f"{spec['name']}/{probe}"] = flat.reshape(len(stack), len(pool.labels), -1)
-    if not parts:
+    if not any(parts):
         raise ValueError("no models or no conditions to predict")
-    return pd.concat([parts[key] for key in sorted(parts)], ignore_index=True), arrays
+    return pd.concat([part for own in parts for part in own], ignore_index=True), arrays
 
 
 def synthetic_images(images: np.ndarray, corruptions: Sequence[str], severities: Sequence[int],
