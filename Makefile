@@ -40,8 +40,8 @@ params: env  ## recompose params.yaml from conf/ (after editing conf/)
 dvc.yaml: env pipeline/stages/table.py  ## regenerate dvc.yaml from the stage table (after adding or changing a stage; imports need nothing: stage_code lists them)
 	python -m pipeline.stages.table
 
-repro: env  ## run the whole pipeline (dvc repro) on params.yaml
-	dvc repro
+repro: env  ## run the whole pipeline (dvc repro) on params.yaml, stages that do not read each other's outputs side by side
+	python scripts/repro.py
 
 test: env  ## the fast test tier (what CI runs), after the layer contracts of pyproject.toml
 	lint-imports --no-cache

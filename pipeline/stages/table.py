@@ -117,6 +117,7 @@ class Stage:
     checks_inputs: bool = True            # False: the script checks its inputs itself (they depend on a mode)
     suite: Suite | None = None            # also run once per item of that suite (`<name>_suite@<item>`)
     code: tuple[str, ...] = ()            # modules it runs that no import reaches (a catalog's entries), beside its script's closure
+    pool: bool = False                    # runs a worker process per core (`workers`): `scripts/repro.py` counts it as every core
 
     def sources(self) -> list[Path]:
         """The source files it runs: the closure of its script and of `code` (`pipeline.fingerprint`)."""
@@ -172,17 +173,17 @@ STAGES: list[Stage] = [
           outs=lambda cfg: [data_dir(cfg)], metrics=lambda cfg: [prepare_metrics(cfg)], suite=BENCHMARKS, code=BENCHMARK_CODE),
     Stage("perturb", "perturb", ("benchmark.dataset", "benchmark.perturbations", "benchmark.levels", "benchmark.seed",
                                  "benchmark.store"),
-          deps=lambda cfg: [data_dir(cfg)], metrics=lambda cfg: [perturb_manifest(cfg)], suite=BENCHMARKS, code=BENCHMARK_CODE),
+          deps=lambda cfg: [data_dir(cfg)], metrics=lambda cfg: [perturb_manifest(cfg)], suite=BENCHMARKS, code=BENCHMARK_CODE, pool=True),
     Stage("groundtruth", "groundtruth", ("benchmark", "model", "fidelity", "device"), deps=lambda cfg: [data_dir(cfg)],
           after=lambda cfg: [perturb_manifest(cfg)],
           outs=lambda cfg: [table_path(cfg), sibling(table_path(cfg), ".gallery.npz"), sibling(table_path(cfg), ".inputs.parquet")],
-          metrics=lambda cfg: [sibling(table_path(cfg), ".summary.json")], suite=BENCHMARKS, code=BENCHMARK_CODE),
+          metrics=lambda cfg: [sibling(table_path(cfg), ".summary.json")], suite=BENCHMARKS, code=BENCHMARK_CODE, pool=True),
     Stage("figures_groundtruth", "plot_groundtruth", ("benchmark.name", "fidelity", "benchmark.perturbations", "report"),
           deps=lambda cfg: [table_path(cfg), sibling(table_path(cfg), ".gallery.npz")],
           committed=lambda cfg: [groundtruth_figures(cfg)], suite=BENCHMARKS),
     Stage("search", "search", ("benchmark.name", "benchmark.perturbations", "benchmark.levels", "fidelity", "search"),
           deps=lambda cfg: [table_path(cfg)], outs=lambda cfg: [traces_dir(cfg, str(cfg.benchmark.name))], checks_inputs=False,
-          suite=BENCHMARKS, code=SEARCH_CODE),
+          suite=BENCHMARKS, code=SEARCH_CODE, pool=True),
     # the summaries read every benchmark's tables and traces: the folders that hold them
     Stage("search_summary", "search_summary", ("search.table2_methods", "search.summary_benchmarks", "report"),
           deps=lambda cfg: [outputs(cfg) / "search", outputs(cfg) / "groundtruth"],
@@ -196,9 +197,9 @@ STAGES: list[Stage] = [
           plots=lambda cfg: [outputs(cfg) / "figures" / f"search_{f}.png" for f in ("recall", "single_objective", "adequacy", "recall_core")]),
     Stage("tune", "tune", ("search.tune", "search.budget_factor"), deps=lambda cfg: [table_path(cfg)],
           outs=lambda cfg: [tune_dir(cfg) / "grid.parquet"], committed=lambda cfg: [tune_dir(cfg) / "grid.csv"],
-          metrics=lambda cfg: [tune_dir(cfg) / "choice.json"], code=SEARCH_CODE),
+          metrics=lambda cfg: [tune_dir(cfg) / "choice.json"], code=SEARCH_CODE, pool=True),
     Stage("records", "records", ("paired.source", "paired.records"), outs=lambda cfg: [records_path(cfg)],
-          metrics=lambda cfg: [sibling(records_path(cfg), ".json")], suite=PAIRED_SOURCES),
+          metrics=lambda cfg: [sibling(records_path(cfg), ".json")], suite=PAIRED_SOURCES, pool=True),
     Stage("bounds", "bounds", ("paired.source", "paired.clean_coverage", "paired.policy_coverages"),
           deps=lambda cfg: [records_path(cfg)],
           outs=lambda cfg: [paired_dir(cfg) / f for f in ("thresholds.parquet", "bounds.parquet", "cells.parquet")],
@@ -217,14 +218,14 @@ STAGES: list[Stage] = [
     Stage("recapture", "recapture", ("paired.source", "paired.records", "paired.recapture"),
           outs=lambda cfg: [recapture_path(cfg), sibling(recapture_path(cfg), ".synb.parquet"),
                             sibling(recapture_path(cfg), ".probes.parquet")],
-          metrics=lambda cfg: [sibling(recapture_path(cfg), ".json")]),
+          metrics=lambda cfg: [sibling(recapture_path(cfg), ".json")], pool=True),
     Stage("screening", "screening", ("paired.source", "paired.records", "paired.clean_coverage", "paired.screening"),
           deps=lambda cfg: [records_path(cfg), recapture_path(cfg), sibling(recapture_path(cfg), ".synb.parquet"),
                             sibling(recapture_path(cfg), ".probes.parquet")],
           outs=lambda cfg: [screening_dir(cfg) / f"{f}.parquet" for f in ("cells", "prediction_errors", "model_summaries")],
           committed=lambda cfg: [screening_dir(cfg) / f"{t}.{ext}" for t in SCREENING_TABLES for ext in ("csv", "md")]
           + [screening_dir(cfg) / "intervals.csv", screening_dir(cfg) / "tiers.csv"],
-          metrics=lambda cfg: [screening_dir(cfg) / "metrics.json"]),
+          metrics=lambda cfg: [screening_dir(cfg) / "metrics.json"], pool=True),
     Stage("figures_screening", "plot_screening", ("paired.source", "paired.records", "paired.recapture.seed",
                                                   "paired.screening.budgets", "paired.screening.primary_budget"),
           deps=lambda cfg: [screening_dir(cfg) / f for f in ("cells.parquet", "intervals.csv", "table36.csv")],

@@ -1,0 +1,60 @@
+"""Which of `dvc repro`'s stages to start next when several run at once (`scripts/repro.py`, what `make repro` runs).
+
+A stage keeps `cost` cores busy: every core for a stage with a worker pool (`Stage.pool`), one otherwise. Stages
+start while the costs of those running stay within `slots`; `make repro` gives twice the cores, so a pool stage
+runs beside another stage, which takes the cores its pool leaves idle (its slowest worker's tail, its one-process
+set-up and write-out) and nothing else. Outputs do not depend on it: each stage is a pure function of its inputs,
+and it starts only once every stage it reads from has finished, as in `dvc repro`.
+
+Among the stages ready to start, the costlier go first, then those more stages wait on, then dvc.yaml's order:
+the pool stages are the long path of the pipeline (the ground truths, then the searches), and the one-core stages
+fill around them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+
+@dataclass(frozen=True)
+class Job:
+    """One DVC stage: its name, the cores it keeps busy and the stages whose outputs it reads."""
+
+    name: str
+    cost: int
+    after: frozenset[str] = frozenset()
+
+
+def waiting_on(jobs: Sequence[Job]) -> dict[str, int]:
+    """How many stages read, directly or through others, the outputs of each stage."""
+    readers: dict[str, set[str]] = {j.name: set() for j in jobs}
+    for j in jobs:
+        for dep in j.after:
+            readers[dep].add(j.name)
+    below: dict[str, set[str]] = {}
+
+    def downstream(name: str) -> set[str]:
+        if name not in below:
+            below[name] = set(readers[name]).union(*(downstream(r) for r in readers[name]))
+        return below[name]
+
+    return {j.name: len(downstream(j.name)) for j in jobs}
+
+
+def to_start(jobs: Sequence[Job], done: set[str], running: Mapping[str, int], slots: int) -> list[str]:
+    """The stages to start now: those whose inputs are all `done`, in priority order, while the cost of
+    `running` (name -> cost) and theirs stays within `slots`. With nothing running the first ready stage starts
+    whatever its cost, so a stage costlier than `slots` still runs (alone)."""
+    unknown = sorted({d for j in jobs for d in j.after} - {j.name for j in jobs})
+    if unknown:
+        raise ValueError(f"stages depend on stages that are not in the list: {unknown}")
+    order = {j.name: i for i, j in enumerate(jobs)}
+    weight = waiting_on(jobs)
+    ready = sorted((j for j in jobs if j.name not in done and j.name not in running and j.after <= done),
+                   key=lambda j: (-j.cost, -weight[j.name], order[j.name]))
+    busy, start = sum(running.values()), []
+    for j in ready:
+        if busy + j.cost <= slots or (busy == 0 and not start):
+            start.append(j.name)
+            busy += j.cost
+    return start

@@ -1,0 +1,129 @@
+"""`make repro`: `dvc repro`, with stages that do not read each other's outputs running side by side.
+
+    python scripts/repro.py              # what `make repro` runs
+    python scripts/repro.py --force      # every stage, as from a fresh clone
+    python scripts/repro.py --slots 2    # at most one pool stage or two one-core stages at a time
+
+Each stage runs as `dvc --wait-for-lock repro --single-item <stage>` once every stage it reads from has finished,
+so DVC decides, as in `dvc repro`, whether it is stale, runs it and writes its entry of dvc.lock. DVC releases its
+repository lock while a stage's command runs, which is what lets another stage start meanwhile; its read/write
+locks on each stage's inputs and outputs stay. Which stages start when is `pipeline.stages.schedule`: by default
+a stage with a worker pool (every core) runs beside one other stage, which fills the cores the pool leaves idle.
+A plain `dvc repro` at the end finds nothing left to run, or runs what is, and its exit status is this script's.
+
+Each stage's output goes to outputs/logs/repro/<stage>.log (the last lines are printed when it fails); the
+terminal shows one line per stage that finishes. A failed stage stops new starts, lets those running finish, and
+exits non-zero naming it. Ctrl-C stops every stage (DVC keeps nothing of a stage it interrupts); the next run
+resumes from what has finished, and the stages' own resume stores.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+from tqdm import tqdm
+
+from pipeline.numerics import n_workers
+from pipeline.stages.layout import PARAMS, ROOT
+from pipeline.stages.schedule import Job, to_start
+from pipeline.stages.table import STAGES
+
+LOGS = Path("outputs") / "logs" / "repro"  # under the project root
+
+
+def dvc_jobs(root: Path, pool_cost: int) -> list[Job]:
+    """Every stage of dvc.yaml (`foreach` items by their address, e.g. `search_suite@bbc_news`), in its order,
+    with the stages it reads from (DVC's own graph) and its cost: `pool_cost` for a stage of the table with a
+    worker pool, 1 for the others."""
+    from dvc.repo import Repo
+
+    pools = {s.name for s in STAGES if s.pool}
+    with Repo(str(root)) as repo:
+        graph = repo.index.graph
+        return [Job(s.addressing, pool_cost if s.addressing.split("_suite@")[0] in pools else 1,
+                    frozenset(d.addressing for d in graph.successors(s))) for s in repo.index.stages]
+
+
+def minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)}:{seconds % 60:04.1f}"
+
+
+def tail(path: Path, lines: int = 40) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def run(jobs: list[Job], slots: int, dvc_args: list[str], root: Path = ROOT) -> int:
+    """Run every job's `dvc repro --single-item` in the DVC project `root`, `slots` cores' worth at a time; 0, or
+    the first failure's exit status once the stages running have finished."""
+    logs = root / LOGS
+    logs.mkdir(parents=True, exist_ok=True)
+    running: dict[str, tuple[subprocess.Popen, float]] = {}
+    done: set[str] = set()
+    failed: list[tuple[str, int]] = []
+    cost = {j.name: j.cost for j in jobs}
+    bar = tqdm(total=len(jobs), unit="stage", desc="dvc repro", dynamic_ncols=True)
+    try:
+        while len(done) < len(jobs) and (running or not failed):
+            if not failed:
+                for name in to_start(jobs, done, {n: cost[n] for n in running}, slots):
+                    with open(logs / f"{name}.log", "w") as log:
+                        proc = subprocess.Popen(["dvc", "--wait-for-lock", "repro", "--single-item", name, *dvc_args],
+                                                cwd=root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                    running[name] = (proc, time.monotonic())
+            if ", ".join(running) != bar.postfix:
+                bar.set_postfix_str(", ".join(running))
+            time.sleep(0.2)
+            for name, (proc, since) in list(running.items()):
+                if proc.poll() is None:
+                    continue
+                del running[name]
+                log = logs / f"{name}.log"
+                if proc.returncode:
+                    failed.append((name, proc.returncode))
+                    bar.write(f"FAILED {name} (exit {proc.returncode}); its last lines, from {log.relative_to(root)}:\n{tail(log)}")
+                    continue
+                ran = "Running stage" in log.read_text(errors="replace")
+                bar.write(f"{'ran' if ran else 'up to date':>10}  {name}" + (f"  {minutes(time.monotonic() - since)}" if ran else ""))
+                done.add(name)
+                bar.update()
+    except KeyboardInterrupt:
+        for proc, _ in running.values():
+            os.killpg(proc.pid, signal.SIGINT)
+        for proc, _ in running.values():
+            proc.wait()
+        bar.close()
+        print(f"interrupted; stopped {', '.join(running) or 'nothing'}: the next run resumes", file=sys.stderr)
+        return 130
+    bar.close()
+    if failed:
+        names = ", ".join(f"{n} (exit {c})" for n, c in failed)
+        print(f"stage failed: {names}; its log is in {logs.relative_to(root)}; nothing after it was started", file=sys.stderr)
+        return failed[0][1]
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--slots", type=int, default=None,
+                        help="cores' worth of stages at once (a pool stage counts as every core; default: twice the cores)")
+    parser.add_argument("--force", action="store_true", help="rerun every stage (dvc repro --force)")
+    args = parser.parse_args(argv)
+    cores = n_workers(0)
+    slots = 2 * cores if args.slots is None else args.slots
+    if slots < 1:
+        parser.error(f"--slots must be at least 1, got {slots}")
+    pool_cost = n_workers(yaml.safe_load(PARAMS.read_text()).get("workers", 0))
+    code = run(dvc_jobs(ROOT, pool_cost), slots, ["--force"] if args.force else [])
+    if code:
+        return code
+    return subprocess.run(["dvc", "repro"], cwd=ROOT).returncode  # finds every stage up to date
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
