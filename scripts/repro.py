@@ -2,13 +2,13 @@
 
     python scripts/repro.py              # what `make repro` runs
     python scripts/repro.py --force      # every stage, as from a fresh clone
-    python scripts/repro.py --slots 2    # at most one pool stage or two one-core stages at a time
+    python scripts/repro.py --slots 1    # one stage at a time, as `dvc repro`
 
 Each stage runs as `dvc --wait-for-lock repro --single-item <stage>` once every stage it reads from has finished,
 so DVC decides, as in `dvc repro`, whether it is stale, runs it and writes its entry of dvc.lock. DVC releases its
 repository lock while a stage's command runs, which is what lets another stage start meanwhile; its read/write
 locks on each stage's inputs and outputs stay. Which stages start when is `pipeline.stages.schedule`: by default
-a stage with a worker pool (every core) runs beside one other stage, which fills the cores the pool leaves idle.
+a stage with a worker pool runs alone, on every core, and the one-core stages run as many at a time as there are cores.
 A plain `dvc repro` at the end finds nothing left to run, or runs what is, and its exit status is this script's.
 
 Each stage's output goes to outputs/logs/repro/<stage>.log (the last lines are printed when it fails); the
@@ -34,11 +34,12 @@ from pipeline.stages.layout import PARAMS, ROOT
 from pipeline.stages.schedule import Job, to_start
 from pipeline.stages.table import STAGES
 
+DVC = [sys.executable, "-m", "dvc"]  # the environment's DVC, whatever PATH holds
 LOGS = Path("outputs") / "logs" / "repro"  # under the project root
 
 
 def dvc_jobs(root: Path, pool_cost: int) -> list[Job]:
-    """Every stage of dvc.yaml (`foreach` items by their address, e.g. `search_suite@bbc_news`), in its order,
+    """Every stage of dvc.yaml (`foreach` items by their name, e.g. `search_suite@bbc_news`), in its order,
     with the stages it reads from (DVC's own graph) and its cost: `pool_cost` for a stage of the table with a
     worker pool, 1 for the others."""
     from dvc.repo import Repo
@@ -46,8 +47,8 @@ def dvc_jobs(root: Path, pool_cost: int) -> list[Job]:
     pools = {s.name for s in STAGES if s.pool}
     with Repo(str(root)) as repo:
         graph = repo.index.graph
-        return [Job(s.addressing, pool_cost if s.addressing.split("_suite@")[0] in pools else 1,
-                    frozenset(d.addressing for d in graph.successors(s))) for s in repo.index.stages]
+        return [Job(s.name, pool_cost if s.name.split("_suite@")[0] in pools else 1,
+                    frozenset(d.name for d in graph.successors(s))) for s in repo.index.stages]
 
 
 def minutes(seconds: float) -> str:
@@ -73,7 +74,7 @@ def run(jobs: list[Job], slots: int, dvc_args: list[str], root: Path = ROOT) -> 
             if not failed:
                 for name in to_start(jobs, done, {n: cost[n] for n in running}, slots):
                     with open(logs / f"{name}.log", "w") as log:
-                        proc = subprocess.Popen(["dvc", "--wait-for-lock", "repro", "--single-item", name, *dvc_args],
+                        proc = subprocess.Popen([*DVC, "--wait-for-lock", "repro", "--single-item", name, *dvc_args],
                                                 cwd=root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
                     running[name] = (proc, time.monotonic())
             if ", ".join(running) != bar.postfix:
@@ -111,18 +112,18 @@ def run(jobs: list[Job], slots: int, dvc_args: list[str], root: Path = ROOT) -> 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--slots", type=int, default=None,
-                        help="cores' worth of stages at once (a pool stage counts as every core; default: twice the cores)")
+                        help="cores' worth of stages at once (a pool stage counts as every core; default: the cores)")
     parser.add_argument("--force", action="store_true", help="rerun every stage (dvc repro --force)")
     args = parser.parse_args(argv)
     cores = n_workers(0)
-    slots = 2 * cores if args.slots is None else args.slots
+    slots = cores if args.slots is None else args.slots
     if slots < 1:
         parser.error(f"--slots must be at least 1, got {slots}")
     pool_cost = n_workers(yaml.safe_load(PARAMS.read_text()).get("workers", 0))
     code = run(dvc_jobs(ROOT, pool_cost), slots, ["--force"] if args.force else [])
     if code:
         return code
-    return subprocess.run(["dvc", "repro"], cwd=ROOT).returncode  # finds every stage up to date
+    return subprocess.run([*DVC, "repro"], cwd=ROOT).returncode  # finds every stage up to date
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 """Which of `dvc repro`'s stages to start next when several run at once (`scripts/repro.py`, what `make repro` runs).
 
 A stage keeps `cost` cores busy: every core for a stage with a worker pool (`Stage.pool`), one otherwise. Stages
-start while the costs of those running stay within `slots`; `make repro` gives twice the cores, so a pool stage
-runs beside another stage, which takes the cores its pool leaves idle (its slowest worker's tail, its one-process
-set-up and write-out) and nothing else. Outputs do not depend on it: each stage is a pure function of its inputs,
-and it starts only once every stage it reads from has finished, as in `dvc repro`.
+start while the costs of those running stay within `slots`; `make repro` gives the number of cores, so a pool stage
+runs alone and the one-core stages (prepare, fuzz, figures, bounds, policies, the summary and report) run as many at
+a time as there are cores. More slots than cores was measured slower (docs/timings.md): two pool stages side by
+side took 7% more CPU time than one after the other, more than the idle cores they filled. Outputs do not depend on
+the slots: each stage is a pure function of its inputs, and it starts only once every stage it reads from has
+finished, as in `dvc repro`.
 
 Among the stages ready to start, the costlier go first, then those more stages wait on, then dvc.yaml's order:
 the pool stages are the long path of the pipeline (the ground truths, then the searches), and the one-core stages
