@@ -27,20 +27,32 @@ class Job:
     after: frozenset[str] = frozenset()
 
 
-def waiting_on(jobs: Sequence[Job]) -> dict[str, int]:
-    """How many stages read, directly or through others, the outputs of each stage."""
-    readers: dict[str, set[str]] = {j.name: set() for j in jobs}
+def readers(jobs: Sequence[Job]) -> dict[str, set[str]]:
+    """The stages that read, directly or through others, the outputs of each stage."""
+    direct: dict[str, set[str]] = {j.name: set() for j in jobs}
     for j in jobs:
         for dep in j.after:
-            readers[dep].add(j.name)
+            direct[dep].add(j.name)
     below: dict[str, set[str]] = {}
 
     def downstream(name: str) -> set[str]:
         if name not in below:
-            below[name] = set(readers[name]).union(*(downstream(r) for r in readers[name]))
+            below[name] = set(direct[name]).union(*(downstream(r) for r in direct[name]))
         return below[name]
 
-    return {j.name: len(downstream(j.name)) for j in jobs}
+    return {j.name: downstream(j.name) for j in jobs}
+
+
+def waiting_on(jobs: Sequence[Job]) -> dict[str, int]:
+    """How many stages read, directly or through others, the outputs of each stage."""
+    return {name: len(names) for name, names in readers(jobs).items()}
+
+
+def needless(jobs: Sequence[Job], done: set[str], running: Mapping[str, int], stale: set[str], changed: set[str]) -> list[str]:
+    """The stages ready to start that need not run: not `stale` themselves (`dvc status`) and reading from no stage
+    whose outputs `changed` in this run. `dvc repro` would find each up to date; they count as done."""
+    return [j.name for j in jobs if j.name not in done and j.name not in running and j.after <= done
+            and j.name not in stale and not j.after & changed]
 
 
 def to_start(jobs: Sequence[Job], done: set[str], running: Mapping[str, int], slots: int) -> list[str]:

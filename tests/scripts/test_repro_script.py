@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scripts.repro import dvc_jobs, main, run
+from scripts.repro import dvc_jobs, main, run, stale_stages
 
 # each side marks that it started, then waits (up to 60 s) for the other side's mark: run one after the other, the
 # first one fails
@@ -52,10 +52,34 @@ def test_independent_stages_run_side_by_side_and_leave_dvc_repro_s_lock(tmp_path
     assert sorted(p.name for p in (ours / "outputs/logs/repro").iterdir()) == ["join.log", "left.log", "right.log"]
 
     # a second run finds everything up to date and runs nothing
+    assert stale_stages(ours) == set()
     (ours / "left.started").unlink()
-    assert run(dvc_jobs(ours, pool_cost=2), slots=2, dvc_args=[], root=ours) == 0
+    assert run(jobs, slots=2, dvc_args=[], root=ours, stale=set()) == 0
     assert not (ours / "left.started").exists()
 
+
+def test_a_rerun_runs_the_stale_stages_and_the_readers_of_changed_outputs_only(tmp_path: Path) -> None:
+    root = project(tmp_path / "p", {"a": {"cmd": "echo a > a.txt", "outs": ["a.txt"]},
+                                    "b": {"cmd": "cp a.txt b.txt", "deps": ["a.txt"], "outs": ["b.txt"]}})
+    jobs = dvc_jobs(root, pool_cost=2)
+    assert run(jobs, slots=2, dvc_args=[], root=root) == 0
+    logs = root / "outputs/logs/repro"
+
+    def rerun(cmd: str) -> set[str]:
+        """Change a's command; the stages whose log the rerun wrote."""
+        (root / "dvc.yaml").write_text(yaml.safe_dump({"stages": {**yaml.safe_load((root / "dvc.yaml").read_text())["stages"],
+                                                                  "a": {"cmd": cmd, "outs": ["a.txt"]}}}))
+        for log in logs.iterdir():
+            log.unlink()
+        stale = stale_stages(root)
+        assert stale == {"a"}
+        assert run(jobs, slots=2, dvc_args=[], root=root, stale=stale) == 0
+        return {p.stem for p in logs.iterdir()}
+
+    assert rerun("printf 'a\\n' > a.txt") == {"a"}  # the same bytes: b is up to date without asking DVC
+    assert rerun("echo other > a.txt") == {"a", "b"}
+    assert (root / "b.txt").read_text() == "other\n"
+    assert stale_stages(root) == set()
 
 def test_a_failing_stage_stops_its_readers_exits_non_zero_and_shows_its_log(tmp_path: Path, capsys) -> None:
     root = project(tmp_path / "p", {

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from pipeline.stages.layout import ROOT
-from pipeline.stages.schedule import Job, to_start, waiting_on
+from pipeline.stages.schedule import Job, needless, readers, to_start, waiting_on
 from pipeline.stages.table import STAGES
 
 
@@ -54,6 +54,21 @@ def test_among_equal_costs_the_stage_more_stages_wait_on_goes_first() -> None:
     assert waiting_on(jobs) == {"leaf": 0, "root": 2, "a": 1, "b": 0}
     assert to_start(jobs, set(), {}, slots=1) == ["root"]
     assert to_start(jobs, set(), {}, slots=2) == ["root", "leaf"]
+
+
+def test_a_stage_needs_no_run_when_neither_it_nor_what_it_reads_changed() -> None:
+    jobs = [Job("prepare", 1), Job("truth", 2, frozenset({"prepare"})), Job("fuzz", 1),
+            Job("search", 2, frozenset({"truth"})), Job("report", 1, frozenset({"search", "fuzz"}))]
+    assert readers(jobs)["truth"] == {"search", "report"} and readers(jobs)["report"] == set()
+    # nothing stale: the ready stages are up to date, and then their readers
+    assert needless(jobs, set(), {}, stale=set(), changed=set()) == ["prepare", "fuzz"]
+    assert needless(jobs, {"prepare", "fuzz"}, {}, stale=set(), changed=set()) == ["truth"]
+    # truth stale: it runs; its reader waits for it, and runs only if truth's outputs changed
+    assert needless(jobs, {"prepare", "fuzz"}, {}, stale={"truth"}, changed=set()) == []
+    assert needless(jobs, {"prepare", "fuzz", "truth"}, {}, stale={"truth"}, changed=set()) == ["search"]
+    assert needless(jobs, {"prepare", "fuzz", "truth"}, {}, stale={"truth"}, changed={"truth"}) == []
+    assert needless(jobs, {"prepare", "fuzz", "truth", "search"}, {}, stale={"truth"}, changed={"truth", "search"}) == []
+    assert needless(jobs, set(), {"prepare": 1}, stale=set(), changed=set()) == ["fuzz"]  # running is not done
 
 
 def test_a_stage_costlier_than_the_slots_runs_alone() -> None:
