@@ -9,8 +9,8 @@ the slots: each stage is a pure function of its inputs, and it starts only once 
 finished, as in `dvc repro`.
 
 Among the stages ready to start, the costlier go first, then those more stages wait on, then dvc.yaml's order:
-the pool stages are the long path of the pipeline (the ground truths, then the searches), and the one-core stages
-fill around them.
+the pool stages are most of the pipeline's time (the ground truths, then the searches), and the one-core stages
+run side by side whenever no pool stage can start.
 """
 from __future__ import annotations
 

@@ -12,6 +12,9 @@ import yaml
 
 from scripts.repro import dvc_jobs, main, run, stale_stages
 
+# DVC's graph, built in this process, goes through pygtrie's deprecated `_NoneStep.value` (DVC's, not ours)
+pytestmark = pytest.mark.filterwarnings("ignore:_NoneStep.value:DeprecationWarning")
+
 # each side marks that it started, then waits (up to 60 s) for the other side's mark: run one after the other, the
 # first one fails
 MEET = "touch {me}.started && for i in $(seq 600); do test -e {other}.started && break; sleep 0.1; done && " \
