@@ -41,12 +41,17 @@ def stage_times(lines, clock=time.monotonic) -> tuple[list[tuple[str, float]], f
     return times, end - start
 
 
+def minutes(seconds: float) -> str:
+    """m:ss.s"""
+    return f"{int(seconds // 60)}:{seconds % 60:04.1f}"
+
+
 def table(times: list[tuple[str, float]], total: float) -> str:
     """The stages slowest first, with minutes:seconds and share of the total, as tab-separated lines."""
     rows = ["stage\tseconds\tmin:s\tshare"]
     for name, seconds in sorted(times, key=lambda t: -t[1]):
-        rows.append(f"{name}\t{seconds:.1f}\t{int(seconds // 60)}:{seconds % 60:04.1f}\t{seconds / max(total, 1e-9):.1%}")
-    rows.append(f"total\t{total:.1f}\t{int(total // 60)}:{total % 60:04.1f}\t100.0%")
+        rows.append(f"{name}\t{seconds:.1f}\t{minutes(seconds)}\t{seconds / max(total, 1e-9):.1%}")
+    rows.append(f"total\t{total:.1f}\t{minutes(total)}\t100.0%")
     return "\n".join(rows) + "\n"
 
 

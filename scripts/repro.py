@@ -35,6 +35,7 @@ from pipeline.numerics import n_workers
 from pipeline.stages.layout import PARAMS, ROOT
 from pipeline.stages.schedule import Job, needless, to_start
 from pipeline.stages.table import STAGES
+from scripts.profile_repro import minutes
 
 DVC = [sys.executable, "-m", "dvc"]  # the environment's DVC, whatever PATH holds
 # and its `python` for the stages' commands (`python scripts/<stage>.py`), as `make repro`'s PATH gives them
@@ -74,10 +75,6 @@ def lock_outs(root: Path) -> dict[str, list]:
         return {}
 
 
-def minutes(seconds: float) -> str:
-    return f"{int(seconds // 60)}:{seconds % 60:04.1f}"
-
-
 def tail(path: Path, lines: int = 40) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
@@ -97,8 +94,9 @@ def run(jobs: list[Job], slots: int, dvc_args: list[str], root: Path = ROOT, sta
     cost = {j.name: j.cost for j in jobs}
     bar = tqdm(total=len(jobs), unit="stage", desc="dvc repro", dynamic_ncols=True)
     try:
+        finished = True  # a stage finished since the last look: what may start has changed
         while len(done) < len(jobs) and (running or not failed):
-            if not failed:
+            if finished and not failed:
                 while skip := needless(jobs, done, running, stale, changed):
                     done.update(skip)
                     bar.update(len(skip))
@@ -110,9 +108,11 @@ def run(jobs: list[Job], slots: int, dvc_args: list[str], root: Path = ROOT, sta
             if ", ".join(running) != bar.postfix:
                 bar.set_postfix_str(", ".join(running))
             time.sleep(0.2)
+            finished = False
             for name, (proc, since) in list(running.items()):
                 if proc.poll() is None:
                     continue
+                finished = True
                 del running[name]
                 log = logs / f"{name}.log"
                 if proc.returncode:
