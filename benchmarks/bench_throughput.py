@@ -10,6 +10,11 @@ infer / fidelity, with ratios against the reference batch size (the config's own
    few θ: the cost of the paper's CaiT/ViT-scale vision runs per input.
 3. Inference alone (`predict_proba`) against the batch size on a stack of inputs large enough for the
    biggest batch, for both models: where the GPU stops getting busier.
+4. The text encoders' forward pass against the batch size, on sequences of one length (random token ids, random
+   weights of each architecture; the cost does not depend on the weights): all-MiniLM-L6-v2's architecture (the
+   embedded text and code benchmarks' model and BERT-F1 encoder) and RoBERTa-base's with a two-class head (the
+   paper's QQP model). The pipeline's encoder batches texts of equal length 16 at a time (no padding), hence the
+   reference batch 16.
 
 On CUDA it also reports the peak memory torch allocated per batch size and, when `nvidia-smi` exists, the
 mean GPU utilisation it sampled during each run (every 100 ms). Device results agree with the CPU within
@@ -18,10 +23,11 @@ mean GPU utilisation it sampled during each run (every 100 ms). Device results a
     .venv/bin/python benchmarks/bench_throughput.py --quick        # seconds (on a CPU without the vit_b_16 parts)
     .venv/bin/python benchmarks/bench_throughput.py                # the full sweep (meant for a GPU)
     .venv/bin/python benchmarks/bench_throughput.py --device cpu   # force the CPU
+    .venv/bin/python benchmarks/bench_throughput.py --text-only    # only the text encoders (part 4)
 
 Needs the prepare stage's data/digits/ (or it prepares the digits benchmark into a temporary folder).
 `--quick` shrinks every size; on a CPU it also leaves out the vit_b_16 parts (one 224×224 forward pass of
-its 86M parameters takes a good part of a second per image on one core) and says so.
+its 86M parameters takes a good part of a second per image on one core) and RoBERTa-base, and says so.
 """
 from __future__ import annotations
 
@@ -41,6 +47,12 @@ from _spec import benchmark_spec, digits_data  # noqa: E402
 from pipeline.numerics import configure_torch, ensure_pinned  # noqa: E402
 
 VIT_PERTURBATIONS = ("speckle_noise", "brightness", "pixelate")  # glass blur at 224 px is a CPU cost of its own
+TEXT_ENCODERS = {  # transformers config of each architecture: (model class, its config's arguments)
+    "all-MiniLM-L6-v2": ("BertModel", {"hidden_size": 384, "num_hidden_layers": 6, "num_attention_heads": 12,
+                                       "intermediate_size": 1536}),
+    "RoBERTa-base, 2 classes": ("RobertaForSequenceClassification", {"num_labels": 2}),
+}
+TEXT_REFERENCE_BATCH = 16  # pipeline.models.text_encoder.TextEncoder's batch_size
 
 
 class GpuMonitor:
@@ -164,10 +176,41 @@ def inference(label: str, net, images, device, batches: list[int], reference: in
         print(f"  batch {b:5d}: {rates[b]:9.1f} images/s ({rates[b] / rates[reference]:.2f}x){notes[b]}")
 
 
+def text_inference(device, batches: list[int], n_sequences: int, length: int, names: list[str]) -> None:
+    """Forward passes of each named architecture of TEXT_ENCODERS (random weights, seed 0) over `n_sequences`
+    random token sequences of `length` tokens, one line per batch size, ratios against batch TEXT_REFERENCE_BATCH."""
+    import torch
+    import transformers
+
+    for name in names:
+        cls, kwargs = TEXT_ENCODERS[name]
+        config_cls = transformers.BertConfig if cls.startswith("Bert") else transformers.RobertaConfig
+        torch.manual_seed(0)
+        model = getattr(transformers, cls)(config_cls(**kwargs)).eval().to(device)
+        ids = torch.randint(5, model.config.vocab_size, (n_sequences, length), generator=torch.Generator().manual_seed(0))
+        rates, notes, batches = {}, {}, sorted(set(batches) | {TEXT_REFERENCE_BATCH})
+        with torch.inference_mode():
+            model(input_ids=ids[: min(batches)].to(device))  # warm-up (CUDA context, kernels)
+            for b in batches:
+                with GpuMonitor(device) as monitor:
+                    t0 = time.perf_counter()
+                    for start in range(0, n_sequences, b):
+                        out = model(input_ids=ids[start : start + b].to(device))
+                        (out.logits if hasattr(out, "logits") else out.last_hidden_state).cpu()
+                    rates[b] = n_sequences / (time.perf_counter() - t0)
+                notes[b] = monitor.describe()
+        print(f"\n{name} ({cls}, random weights) on {device}, {n_sequences} sequences of {length} tokens; "
+              f"ratios against batch {TEXT_REFERENCE_BATCH}")
+        for b in batches:
+            print(f"  batch {b:5d}: {rates[b]:9.1f} sequences/s, {rates[b] * length:10.0f} tokens/s "
+                  f"({rates[b] / rates[TEXT_REFERENCE_BATCH]:.2f}x){notes[b]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes that finish in seconds; on a CPU without vit_b_16")
     parser.add_argument("--device", default=None, help="cpu, cuda or cuda:<n> (default: cuda if available, else cpu)")
+    parser.add_argument("--text-only", action="store_true", help="only the text encoders' forward passes (part 4)")
     args = parser.parse_args()
     ensure_pinned()
     configure_torch()
@@ -184,11 +227,17 @@ def main() -> None:
     if args.quick:
         digits_batches, n_configs, vit_batches, vit_images, vit_thetas = [32, 512], 2, [8, 16], 16, [(0, 0, 1), (0, 2, 3)]
         cnn_batches, cnn_stack, vit_inf_batches, vit_stack = [32, 512, 1024], 1024, [4, 8, 16], 16
+        text_batches, text_sequences, text_length = [1, 16], 32, 64
     else:
         digits_batches, n_configs, vit_batches, vit_images, vit_thetas = [32, 64, 128, 256, 512], 24, [32, 64, 128, 256], 256, \
             [(0, 0, 1), (0, 2, 3), (1, 0, 0), (3, 3, 3), (5, 1, 2)]
         cnn_batches, cnn_stack, vit_inf_batches, vit_stack = [32, 64, 128, 256, 512, 1024], 16384, [32, 64, 128, 256, 512, 1024], 2048
+        text_batches, text_sequences, text_length = [1, 4, 16, 64, 256, 1024], 4096, 128
     vit = not (args.quick and device.type == "cpu")
+    text_names = list(TEXT_ENCODERS) if vit else ["all-MiniLM-L6-v2"]
+    if args.text_only:
+        text_inference(device, text_batches, text_sequences, text_length, text_names)
+        return
     with contextlib.ExitStack() as stack:
         data_dir = digits_data(stack, args.quick)
         digits_groundtruth(data_dir, device, digits_batches, n_configs, seed=0)
@@ -198,8 +247,10 @@ def main() -> None:
             x = z["test_x"]
         cnn_images = np.resize(x, (cnn_stack,) + x.shape[1:])
         inference("digits CNN", load_cnn(data_dir / "model.pt"), cnn_images, device, cnn_batches, 512)
+        text_inference(device, text_batches, text_sequences, text_length, text_names)
         if not vit:
-            print("\nvit_b_16 ground truth and inference left out: --quick on a CPU (run without --quick, or on a GPU)")
+            print("\nvit_b_16 ground truth and inference, and RoBERTa-base, left out: --quick on a CPU "
+                  "(run without --quick, or on a GPU)")
             return
         torch.manual_seed(0)
         vit_images_224 = np.resize(x, (vit_stack,) + x.shape[1:]).repeat(7, axis=1).repeat(7, axis=2)

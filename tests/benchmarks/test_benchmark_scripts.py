@@ -68,7 +68,11 @@ EXPECTED: dict[str, list[str]] = {
                             r"prefetched encodings equal set by set: True$"],
     "bench_throughput": [rf"^  batch +32: +{NUM} configs/s, +{NUM} images/s \({NUM}x batch 512\)",
                          rf"^  batch  1024: +{NUM} images/s \({NUM}x\)$",
-                         r"^vit_b_16 ground truth and inference left out: --quick on a CPU|^vit_b_16 \(224×224\) inference on cuda"],
+                         (r"^all-MiniLM-L6-v2 \(BertModel, random weights\) on \S+, 32 sequences of 64 tokens; "
+                          r"ratios against batch 16$"),
+                         rf"^  batch    16: +{NUM} sequences/s, +{NUM} tokens/s \(1\.00x\)",
+                         (r"^vit_b_16 ground truth and inference, and RoBERTa-base, left out: --quick on a CPU"
+                          r"|^vit_b_16 \(224×224\) inference on cuda")],
 }
 
 
