@@ -233,22 +233,22 @@ def main() -> None:
             [(0, 0, 1), (0, 2, 3), (1, 0, 0), (3, 3, 3), (5, 1, 2)]
         cnn_batches, cnn_stack, vit_inf_batches, vit_stack = [32, 64, 128, 256, 512, 1024], 16384, [32, 64, 128, 256, 512, 1024], 2048
         text_batches, text_sequences, text_length = [1, 4, 16, 64, 256, 1024], 4096, 128
-    vit = not (args.quick and device.type == "cpu")
-    text_names = list(TEXT_ENCODERS) if vit else ["all-MiniLM-L6-v2"]
+    heavy = not (args.quick and device.type == "cpu")  # vit_b_16 and RoBERTa-base: left out of a quick CPU run
+    text_names = list(TEXT_ENCODERS) if heavy else ["all-MiniLM-L6-v2"]
     if args.text_only:
         text_inference(device, text_batches, text_sequences, text_length, text_names)
         return
     with contextlib.ExitStack() as stack:
         data_dir = digits_data(stack, args.quick)
         digits_groundtruth(data_dir, device, digits_batches, n_configs, seed=0)
-        if vit:
+        if heavy:
             vit_groundtruth(data_dir, device, vit_batches, vit_images, vit_thetas)
         with np.load(data_dir / "splits.npz") as z:
             x = z["test_x"]
         cnn_images = np.resize(x, (cnn_stack,) + x.shape[1:])
         inference("digits CNN", load_cnn(data_dir / "model.pt"), cnn_images, device, cnn_batches, 512)
         text_inference(device, text_batches, text_sequences, text_length, text_names)
-        if not vit:
+        if not heavy:
             print("\nvit_b_16 ground truth and inference, and RoBERTa-base, left out: --quick on a CPU "
                   "(run without --quick, or on a GPU)")
             return
