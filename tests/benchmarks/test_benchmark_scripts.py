@@ -54,7 +54,10 @@ EXPECTED: dict[str, list[str]] = {
                      rf"^  testnav +{NUM} us/proposal \(\d+ proposals per run\)$",
                      r"^  640 runs \(one benchmark-metric pair\): \d+ s on \d+ idle cores",
                      rf"^\(4\) Optuna NSGA-II, 1500 proposals: counting sampler {NUM} s vs Optuna's own {NUM} s -> {NUM}x "
-                     r"faster; traces equal: True$"],
+                     r"faster; traces equal: True$",
+                     rf"^\(5\) GP-PND, 162 proposals: {NUM} s vs the reference {NUM} s -> {NUM}x faster; traces equal: True$",
+                     (rf"^\(6\) the \d+ GP fits of that GP-PND run: .* -> {NUM}x faster; "
+                      r"hyperparameters and likelihoods equal: True$")],
     "bench_search_cost": [rf"^\| smooth \| pnd_race \| 1 \| 1 \| {NUM} \| {NUM} \|",
                           rf"^\| bandit \| \d+ \| -?{NUM} \| -?{NUM} \| -?{NUM} \| {NUM} \| ",
                           rf"^Median table: {NUM} of the exhaustive cost; groups within 0.1: \d of 5\. Stopping rule: core recall "
