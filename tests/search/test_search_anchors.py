@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 
 import numpy as np
 import pandas as pd
@@ -144,6 +145,21 @@ def test_global_torch_rng_is_left_alone(problem):
     after = torch.rand(3)
     torch.manual_seed(123)
     torch.testing.assert_close(after, torch.rand(3))
+
+
+def test_botorch_runs_its_python_path_and_compiles_nothing(problem, monkeypatch):
+    """BoTorch's fused qLogEHVI kernel (a `-march=native` build at first use) is never compiled or loaded: the anchor
+    takes BoTorch's pure-Python path on every host."""
+    import torch.utils.cpp_extension
+    from botorch.acquisition.multi_objective import logei
+
+    import pipeline.search.botorch_ehvi  # noqa: F401  (the pin is set on import)
+
+    builds = []
+    monkeypatch.setattr(torch.utils.cpp_extension, "load", lambda *a, **k: builds.append(k.get("name")))
+    space, _, oracle = problem
+    run_search("botorch_qlognehvi", oracle, space, 12, seed=0)
+    assert builds == [] and logei._C is None and "logei_fused_ext" not in sys.modules
 
 
 def regions(boxes: list[tuple[float, float, float, float]]) -> tuple[np.ndarray, np.ndarray]:
