@@ -47,10 +47,10 @@ from _spec import benchmark_spec, digits_data  # noqa: E402
 from pipeline.numerics import configure_torch, ensure_pinned  # noqa: E402
 
 VIT_PERTURBATIONS = ("speckle_noise", "brightness", "pixelate")  # glass blur at 224 px is a CPU cost of its own
-TEXT_ENCODERS = {  # transformers config of each architecture: (model class, its config's arguments)
-    "all-MiniLM-L6-v2": ("BertModel", {"hidden_size": 384, "num_hidden_layers": 6, "num_attention_heads": 12,
-                                       "intermediate_size": 1536}),
-    "RoBERTa-base, 2 classes": ("RobertaForSequenceClassification", {"num_labels": 2}),
+TEXT_ENCODERS = {  # each architecture in transformers: (model class, config class, the config's arguments)
+    "all-MiniLM-L6-v2": ("BertModel", "BertConfig", {"hidden_size": 384, "num_hidden_layers": 6, "num_attention_heads": 12,
+                                                     "intermediate_size": 1536}),
+    "RoBERTa-base, 2 classes": ("RobertaForSequenceClassification", "RobertaConfig", {"num_labels": 2}),
 }
 TEXT_REFERENCE_BATCH = 16  # pipeline.models.text_encoder.TextEncoder's batch_size
 
@@ -183,10 +183,9 @@ def text_inference(device, batches: list[int], n_sequences: int, length: int, na
     import transformers
 
     for name in names:
-        cls, kwargs = TEXT_ENCODERS[name]
-        config_cls = transformers.BertConfig if cls.startswith("Bert") else transformers.RobertaConfig
+        cls, config, kwargs = TEXT_ENCODERS[name]
         torch.manual_seed(0)
-        model = getattr(transformers, cls)(config_cls(**kwargs)).eval().to(device)
+        model = getattr(transformers, cls)(getattr(transformers, config)(**kwargs)).eval().to(device)
         ids = torch.randint(5, model.config.vocab_size, (n_sequences, length), generator=torch.Generator().manual_seed(0))
         rates, notes, batches = {}, {}, sorted(set(batches) | {TEXT_REFERENCE_BATCH})
         with torch.inference_mode():

@@ -48,11 +48,15 @@ def waiting_on(jobs: Sequence[Job]) -> dict[str, int]:
     return {name: len(names) for name, names in readers(jobs).items()}
 
 
+def ready(jobs: Sequence[Job], done: set[str], running: Mapping[str, int]) -> list[Job]:
+    """The jobs neither done nor running whose inputs' stages are all `done`, in the order given."""
+    return [j for j in jobs if j.name not in done and j.name not in running and j.after <= done]
+
+
 def needless(jobs: Sequence[Job], done: set[str], running: Mapping[str, int], stale: set[str], changed: set[str]) -> list[str]:
     """The stages ready to start that need not run: not `stale` themselves (`dvc status`) and reading from no stage
     whose outputs `changed` in this run. `dvc repro` would find each up to date; they count as done."""
-    return [j.name for j in jobs if j.name not in done and j.name not in running and j.after <= done
-            and j.name not in stale and not j.after & changed]
+    return [j.name for j in ready(jobs, done, running) if j.name not in stale and not j.after & changed]
 
 
 def to_start(jobs: Sequence[Job], done: set[str], running: Mapping[str, int], slots: int) -> list[str]:
@@ -62,12 +66,9 @@ def to_start(jobs: Sequence[Job], done: set[str], running: Mapping[str, int], sl
     unknown = sorted({d for j in jobs for d in j.after} - {j.name for j in jobs})
     if unknown:
         raise ValueError(f"stages depend on stages that are not in the list: {unknown}")
-    order = {j.name: i for i, j in enumerate(jobs)}
     weight = waiting_on(jobs)
-    ready = sorted((j for j in jobs if j.name not in done and j.name not in running and j.after <= done),
-                   key=lambda j: (-j.cost, -weight[j.name], order[j.name]))
     busy, start = sum(running.values()), []
-    for j in ready:
+    for j in sorted(ready(jobs, done, running), key=lambda j: (-j.cost, -weight[j.name])):  # stable: dvc.yaml order last
         if busy + j.cost <= slots or (busy == 0 and not start):
             start.append(j.name)
             busy += j.cost
