@@ -39,7 +39,7 @@ def _clean_set(spec: dict, tmp_path: Path):
     return load_code_set(tmp_path)[0]
 
 
-@pytest.mark.parametrize("benchmark", ["digits", "bbc_news", "humaneval", "humaneval_b"])
+@pytest.mark.parametrize("benchmark", ["digits", "bbc_news", "humaneval"])
 def test_the_committed_manifest_names_the_store_of_todays_code(benchmark, tmp_path):
     from omegaconf import OmegaConf
 
