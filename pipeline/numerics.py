@@ -32,7 +32,10 @@ PINNED: dict[str, str] = {
     "ATEN_CPU_CAPABILITY": "avx2",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "DNNL_MAX_CPU_ISA": "AVX2",
-    "MKL_CBWR": "AVX2",
+    # STRICT: a row's product has the same bits whatever the number of rows beside it; without it MKL's AVX2 path
+    # computes a batch's last n mod 6 rows with another kernel on Intel CPUs (docs/reproducibility.md), so a text
+    # would encode to other bits in a batch of another size. Same speed on MiniLM's shapes.
+    "MKL_CBWR": "AVX2,STRICT",
     "MKL_ENABLE_INSTRUCTIONS": "AVX2",
     # numpy / scipy: OpenBLAS kernels and numpy's runtime-dispatched loops above x86-64-v3
     "OPENBLAS_CORETYPE": "Haswell",

@@ -25,8 +25,8 @@ def tiny(tmp_path_factory):
 
 def _gemm_rows_batch_independent() -> bool:
     """Whether the pinned MKL GEMM gives every row of a product the same bits whatever the number of rows beside it
-    (docs/reproducibility.md, "A host where it does not hold": false on a host whose AVX2 path computes the last
-    n mod 6 rows with another kernel)."""
+    (docs/reproducibility.md: false on an AMD CPU, whose AVX2 path gives products of 1-3 rows other bits even in
+    MKL's STRICT mode)."""
     import torch
 
     g = torch.Generator().manual_seed(0)
@@ -40,5 +40,5 @@ def batch_invariant_blas() -> None:
     """Skips a test of the text encoder's batch invariance on a host where the pinned GEMM itself is not (there the
     committed md5s do not reproduce either: docs/reproducibility.md); everywhere else the test runs."""
     if not _gemm_rows_batch_independent():
-        pytest.skip("this host's pinned MKL GEMM gives a row other bits in a batch of another size (MKL_CBWR=AVX2 without "
-                    "STRICT): outside what docs/reproducibility.md covers")
+        pytest.skip("this host's pinned MKL GEMM gives a row other bits in a batch of another size even under "
+                    "MKL_CBWR=AVX2,STRICT, as on AMD CPUs for 1-3 rows: outside what docs/reproducibility.md covers")
