@@ -2,13 +2,13 @@
 // the same bytes on every machine and run (pipeline/report/provenance.py).
 (function () {
   var run = {
-  "git commit": "15968f3996e6952f12104a4510bd459138d37459",
-  "dvc.lock sha256": "e3beadd4a834078b2b63119462a314ba32fcd29f0b2d8a392e056c011de9a882",
+  "git commit": "952e5a4b27f68225fd6e4c6fd01c6d17e85c2a3d",
+  "dvc.lock sha256": "e9883ac2e305709dba1548373aabbc56f9b4f8e69b68a7b8d487bc0b28b5c48e",
   "python": "3.11.7",
-  "machine": "Linux-6.18.44-fc-v1098-x86_64-with-glibc2.36",
+  "machine": "Linux-6.18.44-fc-v1147-x86_64-with-glibc2.36",
   "processor": "x86_64",
   "cpu count": "2",
-  "built at (UTC)": "2026-12-03 13:20:02"
+  "built at (UTC)": "2026-12-04 21:20:38"
 };
   var list = document.getElementById('run-provenance');
   Object.keys(run).forEach(function (key) {
