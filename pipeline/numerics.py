@@ -1,4 +1,4 @@
-"""The pinned numerical environment: the same bits from any x86-64 machine with AVX2.
+"""The pinned numerical environment: the same bits from every host of the kind that made `dvc.lock`.
 
 Numerical libraries choose code paths by CPU and thread count, and each choice changes rounding:
 torch's own kernels (ATen) by CPU capability, its convolutions (oneDNN) by instruction set, its BLAS
@@ -12,7 +12,9 @@ numpy or torch: `ensure_pinned()` re-executes the running program with them when
 in force (what every stage script does first), and worker processes inherit them. `configure_torch()`
 sets the runtime switches that are not environment variables.
 
-Not covered: CPUs without AVX2 (the libraries then fall back to other code paths) and non-x86 CPUs.
+Not covered: CPUs without AVX2 (the libraries then fall back to other code paths), non-x86 CPUs, and AMD CPUs,
+where MKL computes products of one to three rows with other kernels even in its STRICT mode
+(docs/reproducibility.md: which CPUs get the lock's bits).
 """
 from __future__ import annotations
 
