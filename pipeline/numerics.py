@@ -1,20 +1,24 @@
-"""The pinned numerical environment: the same bits from every host of the kind that made `dvc.lock`.
+"""The pinned numerical environment: the same bits from every x86-64 CPU with AVX2, Intel or AMD.
 
-Numerical libraries choose code paths by CPU and thread count, and each choice changes rounding:
-torch's own kernels (ATen) by CPU capability, its convolutions (oneDNN) by instruction set, its BLAS
-(MKL) by CPU and threads, numpy's loops by SIMD extension, numpy's and scipy's BLAS (OpenBLAS) by core
-type, numba by target CPU. A digits CNN trained for three epochs gets another weight hash when any one of
-them changes. `PINNED` fixes every one of them to the AVX2 path (x86-64-v3: every x86 server CPU since
-2013), with one intra-op thread (parallelism comes from processes).
+Numerical libraries choose code paths by CPU vendor, model and thread count, and each choice changes
+rounding: torch's own kernels (ATen) by CPU capability, its convolutions (oneDNN) by instruction set and cache
+sizes, its BLAS (MKL) by vendor and model, numpy's loops by SIMD extension, numpy's and scipy's BLAS
+(OpenBLAS) by core type, numba by target CPU. `PINNED` fixes each of them to one path that every x86-64 CPU
+with AVX2 (x86-64-v3) runs alike, with one intra-op thread (parallelism comes from processes):
+
+- MKL in its `COMPATIBLE` mode, the only one it honours on AMD CPUs (it takes any other as `AUTO` there);
+- oneDNN not at all: `configure_torch` turns `torch.backends.mkldnn` off, so convolutions are ATen's im2col and
+  MKL's product;
+- OpenBLAS on its Haswell kernels, numpy without its AVX-512 loops, ATen's AVX2 kernels, numba for Haswell.
+
+MKL's `COMPATIBLE` path is 3x slower than its AVX2 one, so the text encoder's products, the bulk of the
+replication, take OpenBLAS's instead (`pipeline.models.portable_blas`); docs/reproducibility.md has the
+measurements and `tests/test_cross_vendor.py` the contract.
 
 These variables are read when each library loads, so they must be set before the interpreter imports
 numpy or torch: `ensure_pinned()` re-executes the running program with them when they are not already
 in force (what every stage script does first), and worker processes inherit them. `configure_torch()`
 sets the runtime switches that are not environment variables.
-
-Not covered: CPUs without AVX2 (the libraries then fall back to other code paths), non-x86 CPUs, and AMD CPUs,
-where MKL computes products of one to three rows with other kernels even in its STRICT mode
-(docs/reproducibility.md: which CPUs get the lock's bits).
 """
 from __future__ import annotations
 
@@ -30,15 +34,13 @@ PINNED: dict[str, str] = {
     "MKL_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
     "NUMBA_NUM_THREADS": "1",
-    # torch: ATen's vectorised kernels, oneDNN's convolutions, MKL's BLAS (conditional reproducibility)
+    # torch: ATen's vectorised kernels; oneDNN capped too, for a plug-in that turns it back on
     "ATEN_CPU_CAPABILITY": "avx2",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "DNNL_MAX_CPU_ISA": "AVX2",
-    # STRICT: a row's product has the same bits whatever the number of rows beside it; without it MKL's AVX2 path
-    # computes a batch's last n mod 6 rows with another kernel on Intel CPUs (docs/reproducibility.md), so a text
-    # would encode to other bits in a batch of another size. Same speed on MiniLM's shapes.
-    "MKL_CBWR": "AVX2,STRICT",
-    "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+    # MKL's conditional numerical reproducibility: COMPATIBLE is its one code path that Intel and AMD CPUs both
+    # take (an AVX2 branch becomes AUTO on AMD: the CPU's own kernels)
+    "MKL_CBWR": "COMPATIBLE",
     # numpy / scipy: OpenBLAS kernels and numpy's runtime-dispatched loops above x86-64-v3
     "OPENBLAS_CORETYPE": "Haswell",
     "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
@@ -100,7 +102,8 @@ def configure_torch_when_imported() -> None:
 
 
 def configure_torch() -> None:
-    """torch's runtime switches: one intra-op thread and deterministic algorithms.
+    """torch's runtime switches: one intra-op thread, deterministic algorithms, and no oneDNN (its kernels' blocking
+    follows the host's cache sizes).
 
     `torch.use_deterministic_algorithms(True)` sets ATen's switch and, to set TorchInductor's flag too, imports
     `torch._inductor.config`, which takes 1.1 s: a second in each of the 41 stages and their worker processes,
@@ -109,6 +112,7 @@ def configure_torch() -> None:
     import torch
 
     torch.set_num_threads(1)
+    torch.backends.mkldnn.enabled = False
     torch._C._set_deterministic_algorithms(True)
     inductor = sys.modules.get("torch._inductor.config")
     if inductor is not None:

