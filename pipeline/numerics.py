@@ -13,7 +13,7 @@ with AVX2 (x86-64-v3) runs alike, with one intra-op thread (parallelism comes fr
 
 MKL's `COMPATIBLE` path is 3x slower than its AVX2 one, so the text encoder's products, the bulk of the
 replication, take OpenBLAS's instead (`pipeline.models.portable_blas`); docs/reproducibility.md has the
-measurements and `tests/test_cross_vendor.py` the contract.
+measurements and `tests/cross_vendor/` the contract.
 
 These variables are read when each library loads, so they must be set before the interpreter imports
 numpy or torch: `ensure_pinned()` re-executes the running program with them when they are not already

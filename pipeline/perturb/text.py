@@ -34,8 +34,8 @@ edits with a seed of its own (`pipeline.text_pairs`, which says why); strings ar
 
 Randomness: a private `random.Random(seed)` from which only `random()` is drawn (the one stream Python
 guarantees across versions); no global RNG is read or changed. WordNet is read with nltk's reader from a
-project-local nltk data directory that `pipeline.perturb.wordnet.ensure_wordnet` lays out from the Debian
-packages `wordnet-base` and `wordnet-sense-index` (/usr/share/wordnet).
+project-local nltk data directory that `pipeline.perturb.wordnet.ensure_wordnet` lays out from Princeton's
+release, which `make env` takes from the Python package index.
 """
 from __future__ import annotations
 

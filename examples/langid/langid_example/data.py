@@ -1,8 +1,13 @@
 """Real texts labelled by language: the fortune cookies of Debian's fortunes packages.
 
-Each language's fortunes come from one Debian package (`SOURCES`; `make env` installs them, as a user would
-with `apt-get install fortunes-de …`). They are files of texts separated by lines holding only `%`
-under /usr/share/games/fortunes. A fortune is kept when it is short:
+The test set ships with the example (`TEXTS`, `data/fortunes.tsv`: language, text; the packages' licences in
+`data/NOTICE`), so the example needs no system package. It is the draw below with the defaults of
+`FortunesTestSet`, made from Debian 12's packages by `python -m langid_example.data` (with the packages of
+`SOURCES` installed: `apt-get install fortunes-de …`), which a user with those packages can also run with
+other parameters (`FortunesTestSet(root=ROOT, …)`).
+
+Each language's fortunes come from one Debian package (`SOURCES`). They are files of texts separated by lines
+holding only `%` under /usr/share/games/fortunes. A fortune is kept when it is short:
 
 - its attribution lines (those starting with `--`, e.g. "-- Robert Frost") are dropped, and so are
   backspace overstrikes (`_\\bx` is `x`); a file that is not UTF-8 is skipped whole;
@@ -19,11 +24,13 @@ fixed by (the installed packages, the parameters). Inputs are grouped by languag
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
 
 ROOT = "/usr/share/games/fortunes"
+TEXTS = Path(__file__).resolve().parents[1] / "data" / "fortunes.tsv"
 
 # language (ISO 639-1, as fastText names it) -> (Debian package, its fortune files or folders under ROOT)
 SOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -59,7 +66,7 @@ def fortune_files(language: str, root: str | Path = ROOT) -> list[Path]:
             files.append(path)
     if not files:
         raise FileNotFoundError(f"no fortunes for {language!r} under {root}: install Debian's {package} "
-                                f"(`make env`, or `apt-get install {package}`)")
+                                f"(`apt-get install {package}`), or use the shipped test set (root=None)")
     return files
 
 
@@ -90,10 +97,14 @@ def candidates(language: str, root: str | Path = ROOT, **rules: int) -> list[str
 
 
 class FortunesTestSet:
-    """D: `per_language` short fortunes of each of `languages`, a fixed seeded draw (pipeline.protocols.DataSet)."""
+    """D: `per_language` short fortunes of each of `languages`, a fixed seeded draw (pipeline.protocols.DataSet).
+
+    root None: the shipped draw (`TEXTS`), which holds the draw of the defaults and any leading subset of it
+    (fewer languages, or the first `per_language` of each: a prefix of a draw without replacement is itself
+    one); another draw is made from the fortunes installed under `root`."""
 
     def __init__(self, languages: list[str] | tuple[str, ...] = LANGUAGES, per_language: int = 50, seed: int = 0,
-                 max_lines: int = 3, min_chars: int = 20, max_chars: int = 80, root: str = ROOT):
+                 max_lines: int = 3, min_chars: int = 20, max_chars: int = 80, root: str | None = None):
         self.languages = list(languages)
         self.per_language = int(per_language)
         self.seed = int(seed)
@@ -101,6 +112,8 @@ class FortunesTestSet:
         self.root = root
 
     def test_set(self) -> tuple[list[str], np.ndarray]:
+        if self.root is None:
+            return self._shipped()
         texts: list[str] = []
         labels: list[int] = []
         rng = np.random.default_rng(self.seed)
@@ -111,3 +124,26 @@ class FortunesTestSet:
             texts += [pool[i] for i in rng.choice(len(pool), size=self.per_language, replace=False)]
             labels += [index] * self.per_language
         return texts, np.asarray(labels, dtype=np.int64)
+
+    def _shipped(self) -> tuple[list[str], np.ndarray]:
+        shipped = FortunesTestSet()
+        if (self.seed, self.rules) != (shipped.seed, shipped.rules) or self.per_language > shipped.per_language:
+            raise ValueError(f"the shipped test set is the draw of seed={shipped.seed}, per_language<={shipped.per_language} "
+                             f"and {shipped.rules}; got seed={self.seed}, per_language={self.per_language}, {self.rules}: "
+                             f"pass root={ROOT!r} with Debian's fortunes packages installed for another draw")
+        unknown = [language for language in self.languages if language not in LANGUAGES]
+        if unknown:
+            raise ValueError(f"languages {unknown}: the shipped test set has {', '.join(LANGUAGES)}")
+        rows = [line.split("\t", 1) for line in TEXTS.read_text(encoding="utf-8").splitlines()]
+        texts, labels = [], []
+        for index, language in enumerate(self.languages):
+            texts += [text for lang, text in rows if lang == language][: self.per_language]
+            labels += [index] * self.per_language
+        return texts, np.asarray(labels, dtype=np.int64)
+
+
+if __name__ == "__main__":  # rewrite the shipped test set from the installed packages
+    texts, labels = FortunesTestSet(root=ROOT).test_set()
+    TEXTS.parent.mkdir(exist_ok=True)
+    TEXTS.write_text("".join(f"{LANGUAGES[label]}\t{text}\n" for text, label in zip(texts, labels)), encoding="utf-8")
+    print(f"{len(texts)} texts -> {TEXTS}", file=sys.stderr)
