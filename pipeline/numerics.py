@@ -9,7 +9,9 @@ with AVX2 (x86-64-v3) runs alike, with one intra-op thread (parallelism comes fr
 - MKL in its `COMPATIBLE` mode, the only one it honours on AMD CPUs (it takes any other as `AUTO` there);
 - oneDNN not at all: `configure_torch` turns `torch.backends.mkldnn` off, so convolutions are ATen's im2col and
   MKL's product;
-- OpenBLAS on its Haswell kernels, numpy without its AVX-512 loops, ATen's AVX2 kernels, numba for Haswell.
+- OpenBLAS on its Haswell kernels, numpy without its AVX-512 loops, ATen's AVX2 kernels, numba for Haswell;
+- torch's square root on the CPU correctly rounded (`exact_sqrt`): its own goes through MKL's vector math, whose
+  last bit depends on the CPU even in `COMPATIBLE` mode (Adam's steps, so every trained network, inherit it).
 
 MKL's `COMPATIBLE` path is 3x slower than its AVX2 one, so the text encoder's products, the bulk of the
 replication, take OpenBLAS's instead (`pipeline.models.portable_blas`); docs/reproducibility.md has the
@@ -101,9 +103,49 @@ def configure_torch_when_imported() -> None:
         sys.meta_path.insert(0, _ConfigureTorchOnImport())
 
 
+_SQRT_LIBRARY: list[Any] = []  # the torch.library that holds the override (alive while registered)
+
+
+def exact_sqrt(x: Any) -> Any:
+    """The correctly rounded square root of a CPU tensor (IEEE 754's, by numpy), in torch's result dtype."""
+    import numpy as np
+    import torch
+
+    dtype = x.dtype if x.is_floating_point() or x.is_complex() else torch.get_default_dtype()
+    work = x.detach().to(torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype).contiguous()
+    return torch.from_numpy(np.sqrt(work.numpy())).to(dtype)
+
+
+def _register_exact_sqrt() -> None:
+    """`aten::sqrt` (and its in-place and out forms, which `torch._foreach_sqrt` calls) on the CPU: `exact_sqrt`.
+    torch's kernel calls MKL's vector-math square root in its high-accuracy mode (within an ulp, not correctly
+    rounded), whose last bit differs between this host and an emulated Haswell or EPYC CPU
+    (docs/reproducibility.md); autograd keeps torch's own derivative."""
+    import warnings
+
+    import torch
+
+    if _SQRT_LIBRARY:
+        return
+
+    def sqrt_(x: Any) -> Any:
+        return x.copy_(exact_sqrt(x))
+
+    def sqrt_out(x: Any, *, out: Any) -> Any:
+        return out.resize_(x.shape).copy_(exact_sqrt(x))
+
+    library = torch.library.Library("aten", "IMPL")
+    with warnings.catch_warnings():  # "Overriding a previously registered kernel": the point
+        warnings.simplefilter("ignore")
+        library.impl("sqrt", exact_sqrt, "CPU")
+        library.impl("sqrt_", sqrt_, "CPU")
+        library.impl("sqrt.out", sqrt_out, "CPU")
+    _SQRT_LIBRARY.append(library)
+
+
 def configure_torch() -> None:
-    """torch's runtime switches: one intra-op thread, deterministic algorithms, and no oneDNN (its kernels' blocking
-    follows the host's cache sizes).
+    """torch's runtime switches: one intra-op thread, deterministic algorithms, no oneDNN (its kernels' blocking
+    follows the host's cache sizes), and a correctly rounded square root on the CPU (`exact_sqrt`).
 
     `torch.use_deterministic_algorithms(True)` sets ATen's switch and, to set TorchInductor's flag too, imports
     `torch._inductor.config`, which takes 1.1 s: a second in each of the 41 stages and their worker processes,
@@ -113,6 +155,7 @@ def configure_torch() -> None:
 
     torch.set_num_threads(1)
     torch.backends.mkldnn.enabled = False
+    _register_exact_sqrt()
     torch._C._set_deterministic_algorithms(True)
     inductor = sys.modules.get("torch._inductor.config")
     if inductor is not None:

@@ -48,3 +48,25 @@ def test_configure_torch_when_imported_waits_for_torch_then_configures_it():
     expected = dict(public, inductor_loaded=False, inductor_deterministic=None)
     assert _state("", before=probe) == expected
     assert _state("from pipeline.numerics import configure_torch_when_imported; configure_torch_when_imported()") == expected
+
+
+def test_torch_sqrt_is_correctly_rounded_on_the_cpu() -> None:
+    """configure_torch (conftest) replaces torch's CPU square root, MKL's vector math within an ulp, by IEEE 754's:
+    numpy's, the oracle, in every form torch offers, with torch's dtypes and derivative."""
+    import numpy as np
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    for dtype in (torch.float32, torch.float64):
+        x = torch.rand(200, 150, generator=g, dtype=dtype) * 7 + 1e-3
+        exact = np.sqrt(x.numpy())
+        assert np.array_equal(torch.sqrt(x).numpy(), exact) and np.array_equal(x.sqrt().numpy(), exact)
+        assert np.array_equal(x.clone().sqrt_().numpy(), exact)
+        assert np.array_equal(torch._foreach_sqrt([x])[0].numpy(), exact)  # what Adam's step calls
+        out = torch.empty(0, dtype=dtype)
+        assert np.array_equal(torch.sqrt(x, out=out).numpy(), exact)
+    assert torch.sqrt(torch.tensor([4, 9])).dtype == torch.get_default_dtype()
+    assert torch.sqrt(torch.tensor([-1.0])).isnan().all()
+    leaf = torch.tensor([4.0, 0.25], requires_grad=True)
+    leaf.sqrt().sum().backward()
+    assert leaf.grad.tolist() == [0.25, 1.0]

@@ -3,7 +3,7 @@
 Run under the pinned numerics (it pins itself, or inherits them), natively or under an emulated CPU
 (`tests/cross_vendor/test_cross_vendor.py`): the digits CNN's training steps and inference, SSIM and the KID
 feature network, the text encoder's encodings and BERT-F1, code chrF and code BERT-F1, numpy's and scipy's
-OpenBLAS, and torch's float64 products and Cholesky factor (the search's Gaussian processes)."""
+OpenBLAS, torch's float64 products and Cholesky factor, and GP-PND's Gaussian-process fit."""
 import pipeline.pin  # noqa: F401  (first: pins the numerical environment)
 
 import hashlib
@@ -59,6 +59,16 @@ def text() -> dict[str, str]:
             "code_chrf": md5(np.array(code_chrf(clean).per_input(perturbed), dtype=np.float64))}
 
 
+def search() -> dict[str, str]:
+    from pipeline.search.gp_surrogate import fit_gp
+
+    rng = np.random.default_rng(2)
+    Z = rng.integers(0, 6, size=(40, 4)) / 5.0
+    y = np.sin(3 * Z[:, 0]) + Z[:, 1] * Z[:, 2] + 0.05 * rng.standard_normal(40)
+    _, params, log_likelihood = fit_gp(Z, y)
+    return {"gp_fit": md5(np.array([params["amplitude"], params["noise"], log_likelihood]), params["length_scale"])}
+
+
 def blas() -> dict[str, str]:
     rng = np.random.default_rng(1)
     a = rng.standard_normal((96, 96))
@@ -71,8 +81,8 @@ def blas() -> dict[str, str]:
 
 if __name__ == "__main__":
     configure_torch()
-    parts = sys.argv[1:] or ["digits", "text", "blas"]
+    parts = sys.argv[1:] or ["digits", "text", "search", "blas"]
     out = {}
     for part in parts:
-        out.update({"digits": digits, "text": text, "blas": blas}[part]())
+        out.update({"digits": digits, "text": text, "search": search, "blas": blas}[part]())
     print(json.dumps(out, sort_keys=True))

@@ -1,0 +1,54 @@
+"""The cross-vendor contract (pipeline.numerics): a slice of every numerical path the committed outputs take gives
+the committed digests, on this host's CPU and, where QEMU's user-mode emulator is installed, on an emulated Intel
+Haswell and an emulated AMD EPYC-Rome; MKL runs only its COMPATIBLE branch and oneDNN never runs."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.numerics import PINNED
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+DIGESTS = json.loads((HERE / "digests.json").read_text())
+
+
+def run_slice(*prefix: str, extra_env: dict[str, str] | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
+    """slice.py under the pinned variables set beforehand (so that it never re-executes: under an emulator the
+    re-execution would leave it), behind `prefix` (an emulator) if any."""
+    env = {**os.environ, **PINNED, "ROBUSTNESS_PINNED": "1", "HF_HUB_OFFLINE": "1", **(extra_env or {})}
+    result = subprocess.run([*prefix, sys.executable, str(HERE / "slice.py")], cwd=ROOT, env=env, capture_output=True,
+                            text=True, timeout=timeout, check=False)
+    assert result.returncode == 0, f"slice.py exited with {result.returncode}\n{result.stderr[-3000:]}"
+    return result
+
+
+def digests(result: subprocess.CompletedProcess) -> dict[str, str]:
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_the_slice_gives_the_committed_digests_on_the_vendor_independent_paths() -> None:
+    result = run_slice(extra_env={"MKL_VERBOSE": "1", "ONEDNN_VERBOSE": "1"})
+    assert digests(result) == DIGESTS
+    log = result.stdout + result.stderr
+    calls = [line for line in log.splitlines() if re.match(r"MKL_VERBOSE [SDCZ]\w+\(", line)]
+    assert len(calls) > 100  # the CNN's products, the attention's, the float64 ones
+    assert all("CNR:COMPATIBLE" in line for line in calls), next(line for line in calls if "CNR:COMPATIBLE" not in line)
+    assert not [line for line in log.splitlines() if line.startswith("onednn_verbose") and ",exec," in line]
+
+
+@pytest.mark.parametrize("cpu", ["Haswell", "EPYC-Rome"])
+def test_an_emulated_intel_and_amd_cpu_give_the_same_digests(cpu: str) -> None:
+    """QEMU's user mode emulates the CPU model it is given (its vendor string, features and cache sizes, which MKL,
+    oneDNN and OpenBLAS read), computing each instruction in software; 2-4 minutes a model."""
+    qemu = shutil.which("qemu-x86_64")
+    if qemu is None:
+        pytest.skip("QEMU's user-mode emulator is not installed (optional: Debian's qemu-user); the native check ran")
+    assert digests(run_slice(qemu, "-cpu", cpu, timeout=1200)) == DIGESTS
