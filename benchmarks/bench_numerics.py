@@ -8,6 +8,12 @@ training the digits CNN (3 epochs) and evaluating 12 ground-truth configurations
 benchmark prepared into a temporary folder when data/digits/ is not there.
 Prints each arm's time, the ratio, and whether the arms computed the same bits.
 
+Then the matrix-product paths the pinned numerics choose between (docs/reproducibility.md), each in a child
+process of its own: GFLOP/s of MiniLM's three product shapes through torch on MKL's AVX2 branch (the lock
+before issue 44: Intel only), on MKL's `COMPATIBLE` branch (Intel and AMD alike; the pinned one) and through
+numpy on OpenBLAS's Haswell kernels (the pinned text encoder's); and the text encoder's texts a second with its
+linear layers on OpenBLAS against torch's on MKL `COMPATIBLE`, in one process.
+
     python benchmarks/bench_numerics.py
     python benchmarks/bench_numerics.py --quick   # 1 epoch, 3 configurations on 40 test images (seconds)
 """
@@ -64,6 +70,76 @@ def arm(pinned: bool, data: Path, quick: bool) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+SHAPES = ((640, 384, 384), (640, 384, 1536), (640, 1536, 384))  # MiniLM's products: rows x in x out
+
+
+def gemm_rates(library: str, seconds: float) -> list[float]:
+    """GFLOP/s of each of SHAPES through torch (MKL) or numpy (OpenBLAS), one thread."""
+    import numpy as np
+    import torch
+
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(0)
+    rates = []
+    for m, k, n in SHAPES:
+        x, w = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((n, k), dtype=np.float32)
+        xt, wt, wnp = torch.from_numpy(x), torch.from_numpy(w), np.ascontiguousarray(w.T)
+        product = (lambda: torch.nn.functional.linear(xt, wt)) if library == "mkl" else (lambda: x @ wnp)
+        product()
+        runs, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            product()
+            runs += 1
+        rates.append(2 * m * k * n * runs / (time.perf_counter() - start) / 1e9)
+    return rates
+
+
+def encoder_rates(quick: bool) -> dict:
+    """The pinned text encoder's texts a second, its linear layers on OpenBLAS (as loaded) and on torch's MKL."""
+    import numpy as np
+
+    from pipeline.models.text_encoder import TextEncoder, minilm_path
+
+    rng = np.random.default_rng(0)
+    ids = [[101, *rng.integers(2000, 20000, size=length - 2).tolist(), 102] for length in rng.integers(20, 90, size=64 if quick else 320)]
+    by_length: dict[int, list] = {}
+    for row in ids:
+        by_length.setdefault(len(row), []).append(row)
+    batches = [group[i : i + 16] for group in by_length.values() for i in range(0, len(group), 16)]
+    encoder = TextEncoder()
+    out = {}
+    for arm in ("openblas", "mkl"):
+        if arm == "mkl":  # torch's own layers: the model as transformers loads it
+            from transformers import AutoModel
+
+            encoder.model = AutoModel.from_pretrained(str(minilm_path()), local_files_only=True).eval()
+        encoder._forward(batches[0])
+        start = time.perf_counter()
+        for batch in batches:
+            encoder._forward(batch)
+        out[arm] = len(ids) / (time.perf_counter() - start)
+    return out
+
+
+def paths(quick: bool) -> None:
+    """The GEMM paths, each in a child process under the pinned numerics but MKL's branch; the encoder pinned."""
+    from pipeline.numerics import PINNED
+
+    def child(*args: str, cbwr: str = PINNED["MKL_CBWR"]) -> dict:
+        env = {**os.environ, **PINNED, "MKL_CBWR": cbwr, "ROBUSTNESS_PINNED": "1"}
+        run = subprocess.run([sys.executable, __file__, *args, *(["--quick"] if quick else [])], env=env, cwd=ROOT,
+                             check=True, capture_output=True, text=True)
+        return json.loads(run.stdout.strip().splitlines()[-1])
+
+    avx2, compatible, openblas = child("--child", "gemm-mkl", cbwr="AVX2,STRICT"), child("--child", "gemm-mkl"), child("--child", "gemm-openblas")
+    for (m, k, n), a, c, o in zip(SHAPES, avx2["rates"], compatible["rates"], openblas["rates"]):
+        print(f"gemm {m}x{k}x{n}: MKL AVX2 {a:5.1f}, MKL COMPATIBLE {c:5.1f}, OpenBLAS Haswell {o:5.1f} GFLOP/s; "
+              f"OpenBLAS/COMPATIBLE = {o / c:.2f}")
+    texts = child("--child", "encoder")
+    print(f"text encoder: OpenBLAS {texts['openblas']:.1f} texts/s, MKL COMPATIBLE {texts['mkl']:.1f} texts/s; "
+          f"OpenBLAS/COMPATIBLE = {texts['openblas'] / texts['mkl']:.2f}")
+
+
 def main(quick: bool) -> None:
     """Both arms on the same prepared digits assets; their times, ratios and whether the bits agree."""
     sys.path.insert(0, str(ROOT))
@@ -76,17 +152,27 @@ def main(quick: bool) -> None:
         print(f"{key[:-2]:>12}: pinned {pinned[key]:6.2f} s, default {default[key]:6.2f} s, "
               f"pinned/default = {pinned[key] / default[key]:.2f}")
     print(f"same bits: {pinned['digest'] == default['digest']} (pinned {pinned['digest']}, default {default['digest']})")
+    paths(quick)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help=f"1 training epoch, 3 configurations on {QUICK_IMAGES} test images; "
                         "networks prepared with one epoch when data/digits/ is not there")
-    parser.add_argument("--child", choices=("pinned", "default"), help=argparse.SUPPRESS)  # one arm (started by `arm`)
+    parser.add_argument("--child", choices=("pinned", "default", "gemm-mkl", "gemm-openblas", "encoder"),
+                        help=argparse.SUPPRESS)  # one arm (started by `arm` or `paths`)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is None:
         main(args.quick)
+    elif args.child.startswith("gemm-"):
+        print(json.dumps({"rates": gemm_rates(args.child[5:], 0.2 if args.quick else 1.0)}))
+    elif args.child == "encoder":
+        sys.path.insert(0, str(ROOT))
+        from pipeline.numerics import configure_torch
+
+        configure_torch()
+        print(json.dumps(encoder_rates(args.quick)))
     else:
         if args.child == "pinned":
             sys.path.insert(0, str(ROOT))

@@ -7,8 +7,8 @@ computation rounds differently, so `make verify` asks whether the conclusions ho
   core membership, counts, levels, ranks, names, decisions) exactly; floats within `Tolerance`;
 - text (Markdown tables, listings): the same words, each number within `Tolerance` or one unit of its last
   printed digit (a rounding that flipped);
-- anything else (figures, weights, images): reported when its bytes differ, never a disagreement by itself,
-  since it is drawn or trained from what the comparisons above check.
+- anything else (figures, the report's page, weights, images): reported when its bytes differ, never a
+  disagreement by itself, since it is drawn or trained from what the comparisons above check.
 """
 from __future__ import annotations
 
@@ -145,9 +145,9 @@ def compare_bytes(path: str, ours: bytes, theirs: bytes, tol: Tolerance) -> list
             return compare_tables(path, pd.read_csv(io.BytesIO(ours), sep=sep), pd.read_csv(io.BytesIO(theirs), sep=sep), tol)
         if suffix == "json":
             return compare_json(path, json.loads(ours), json.loads(theirs), tol)
-        if suffix in ("md", "txt", "html", "yaml"):
+        if suffix in ("md", "txt", "yaml"):
             return compare_text(path, ours.decode("utf-8"), theirs.decode("utf-8"), tol)
     except (ValueError, UnicodeDecodeError) as error:
         return [Difference(path, "file", f"cannot be read as {suffix}: {error}")]
-    return [Difference(path, "bytes", "other bytes (a figure, weights or data drawn from the compared tables)",
+    return [Difference(path, "bytes", "other bytes (a figure, page, weights or data drawn from the compared tables)",
                        breaks=False)]

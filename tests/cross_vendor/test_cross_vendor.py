@@ -20,12 +20,13 @@ ROOT = HERE.parents[1]
 DIGESTS = json.loads((HERE / "digests.json").read_text())
 
 
-def run_slice(*prefix: str, extra_env: dict[str, str] | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
-    """slice.py under the pinned variables set beforehand (so that it never re-executes: under an emulator the
-    re-execution would leave it), behind `prefix` (an emulator) if any."""
+def run_slice(*prefix: str, parts: tuple[str, ...] = (), extra_env: dict[str, str] | None = None,
+              timeout: int = 600) -> subprocess.CompletedProcess:
+    """slice.py (its `parts`, or all) under the pinned variables set beforehand (so that it never re-executes: under
+    an emulator the re-execution would leave it), behind `prefix` (an emulator) if any."""
     env = {**os.environ, **PINNED, "ROBUSTNESS_PINNED": "1", "HF_HUB_OFFLINE": "1", **(extra_env or {})}
-    result = subprocess.run([*prefix, sys.executable, str(HERE / "slice.py")], cwd=ROOT, env=env, capture_output=True,
-                            text=True, timeout=timeout, check=False)
+    result = subprocess.run([*prefix, sys.executable, str(HERE / "slice.py"), *parts], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=timeout, check=False)
     assert result.returncode == 0, f"slice.py exited with {result.returncode}\n{result.stderr[-3000:]}"
     return result
 
@@ -44,11 +45,24 @@ def test_the_slice_gives_the_committed_digests_on_the_vendor_independent_paths()
     assert not [line for line in log.splitlines() if line.startswith("onednn_verbose") and ",exec," in line]
 
 
-@pytest.mark.parametrize("cpu", ["Haswell", "EPYC-Rome"])
-def test_an_emulated_intel_and_amd_cpu_give_the_same_digests(cpu: str) -> None:
-    """QEMU's user mode emulates the CPU model it is given (its vendor string, features and cache sizes, which MKL,
-    oneDNN and OpenBLAS read), computing each instruction in software; 2-4 minutes a model."""
+def emulator() -> str:
     qemu = shutil.which("qemu-x86_64")
     if qemu is None:
         pytest.skip("QEMU's user-mode emulator is not installed (optional: Debian's qemu-user); the native check ran")
-    assert digests(run_slice(qemu, "-cpu", cpu, timeout=1200)) == DIGESTS
+    return qemu
+
+
+def test_an_emulated_amd_cpu_trains_and_fits_with_the_same_bits() -> None:
+    """QEMU's user mode emulates the CPU model it is given (its vendor string, features and cache sizes, which MKL,
+    oneDNN and OpenBLAS read), computing each instruction in software: the digits networks, the GP fit and the
+    BLAS products on an AMD EPYC-Rome, about 2 minutes (the text part, 5 more, is in the slow tier)."""
+    parts = ("digits", "search", "blas")
+    found = digests(run_slice(emulator(), "-cpu", "EPYC-Rome", parts=parts, timeout=1200))
+    assert found == {key: DIGESTS[key] for key in found} and len(found) == 7
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cpu", ["Haswell", "EPYC-Rome"])
+def test_an_emulated_intel_and_amd_cpu_give_every_digest(cpu: str) -> None:
+    """The whole slice, text encoder included, on an emulated Intel Haswell and AMD EPYC-Rome (5-10 minutes each)."""
+    assert digests(run_slice(emulator(), "-cpu", cpu, timeout=1800)) == DIGESTS

@@ -90,7 +90,7 @@ def test_the_section_runs_with_a_small_budget(aside):
     """The fast tier's run of the same blocks: each search stopped after 8 proposals (`search.live.budget`, the
     `budget` setting), everything else as printed."""
     (shell,), (python,) = blocks("bash"), blocks("python")
-    command = re.search(r"^python scripts/assess\.py .*$", shell, flags=re.M).group(0)
+    command = re.search(r"^\.venv/bin/python scripts/assess\.py .*$", shell, flags=re.M).group(0)
     call = re.search(r'name="langid-py",', python).group(0)
     summary = run_section(shell.replace(command, command + " search.live.budget=8"), python.replace(call, call + " budget=8,"), min_front=1)
     assert summary["configurations_evaluated"] == 8

@@ -2,13 +2,13 @@
 // the same bytes on every machine and run (pipeline/report/provenance.py).
 (function () {
   var run = {
-  "git commit": "952e5a4b27f68225fd6e4c6fd01c6d17e85c2a3d",
-  "dvc.lock sha256": "e9883ac2e305709dba1548373aabbc56f9b4f8e69b68a7b8d487bc0b28b5c48e",
+  "git commit": "bd7f2fb5a6ab4977152c5cf2987f5715c33a8a75",
+  "dvc.lock sha256": "b0dd2443e68b0c8adf4b21d9d37759490736e8e57f5f431c1cf04368848b2f4d",
   "python": "3.11.7",
-  "machine": "Linux-6.18.44-fc-v1147-x86_64-with-glibc2.36",
+  "machine": "Linux-6.18.44-fc-v1252-x86_64-with-glibc2.36",
   "processor": "x86_64",
   "cpu count": "2",
-  "built at (UTC)": "2026-12-04 21:20:38"
+  "built at (UTC)": "2026-12-05 03:33:38"
 };
   var list = document.getElementById('run-provenance');
   Object.keys(run).forEach(function (key) {
