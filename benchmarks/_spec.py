@@ -2,7 +2,7 @@
 
 `compose_config` is Hydra's composition of conf/ with overrides, validated by the schema
 (`pipeline.config.validate_config`), as `pipeline.stages.runner.compose_job` does; `benchmark_spec` turns it into
-the dict the library takes (`pipeline.builders`), exactly as `pipeline.stages.runner.benchmark_spec` does. The
+the dict the library takes (`pipeline.benchmark.build`), exactly as `pipeline.stages.runner.benchmark_spec` does. The
 benchmarks depend on the library and conf/ only, never on the stage entry points;
 `tests/benchmarks/test_benchmark_scripts.py` checks that both build the same specs.
 """
@@ -56,7 +56,7 @@ def digits_data(stack: contextlib.ExitStack, quick: bool = False) -> Path:
         return DIGITS_DATA
     if quick and os.environ.get(SHARED_DIGITS):
         return Path(os.environ[SHARED_DIGITS])
-    from pipeline.preparation import prepare
+    from pipeline.benchmark.preparation import prepare
 
     folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-digits-")))
     print(f"no prepared data/digits/: preparing the digits benchmark into {folder}" + (" (one epoch per network)" if quick else ""),

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.numerics import configure_torch, ensure_pinned  # noqa: E402
+from pipeline.runtime.numerics import configure_torch, ensure_pinned  # noqa: E402
 
 ensure_pinned()
 
@@ -44,10 +44,10 @@ def main() -> None:
 
     from _spec import benchmark_spec
 
-    from pipeline.builders import build_benchmark
-    from pipeline.groundtruth import configs_of, tasks_for_shard
+    from pipeline.benchmark.build import build_benchmark
+    from pipeline.benchmark.ground_truth import configs_of, tasks_for_shard
     from pipeline.perturb.compose import PrefixCache
-    from pipeline.preparation import prepare
+    from pipeline.benchmark.preparation import prepare
 
     quick = [f"benchmark.dataset.problems={QUICK_PROBLEMS}"] if args.quick else []
     spec = benchmark_spec(["benchmark=humaneval", *quick, *args.overrides])

@@ -25,9 +25,9 @@ sys.path.insert(0, str(ROOT))
 
 from _spec import benchmark_spec, digits_data  # noqa: E402
 
-from pipeline.benchmark import Benchmark  # noqa: E402
-from pipeline.builders import build_benchmark  # noqa: E402
-from pipeline.groundtruth import configs_of, tasks_for_shard  # noqa: E402
+from pipeline.benchmark.problem import Benchmark  # noqa: E402
+from pipeline.benchmark.build import build_benchmark  # noqa: E402
+from pipeline.benchmark.ground_truth import configs_of, tasks_for_shard  # noqa: E402
 from pipeline.perturb.compose import PrefixCache  # noqa: E402
 
 QUICK_IMAGES = 40

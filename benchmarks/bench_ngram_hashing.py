@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.numerics import ensure_pinned  # noqa: E402
+from pipeline.runtime.numerics import ensure_pinned  # noqa: E402
 
 ensure_pinned()
 

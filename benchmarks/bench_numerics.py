@@ -1,4 +1,4 @@
-"""What pinning the numerical environment costs (`pipeline.numerics`), measured in one run.
+"""What pinning the numerical environment costs (`pipeline.runtime.numerics`), measured in one run.
 
 The pinned variables are read when the libraries load, so the two arms run the same workload in two
 child processes started by this one: pinned (AVX2 code paths, one intra-op thread) against the
@@ -39,7 +39,7 @@ def workload(data: Path, quick: bool) -> dict:
     import numpy as np
     from _spec import benchmark_spec
 
-    from pipeline.builders import build_benchmark
+    from pipeline.benchmark.build import build_benchmark
     from pipeline.data.digits import load_digits_splits
     from pipeline.models.cnn import train_cnn
 
@@ -62,7 +62,7 @@ def workload(data: Path, quick: bool) -> dict:
 
 def arm(pinned: bool, data: Path, quick: bool) -> dict:
     """Run the workload in a child process, pinned or with the machine's defaults; its result."""
-    from pipeline.numerics import PINNED
+    from pipeline.runtime.numerics import PINNED
 
     env = {k: v for k, v in os.environ.items() if k not in PINNED and k != "ROBUSTNESS_PINNED"}
     child = [sys.executable, __file__, "--child", "pinned" if pinned else "default", "--data", str(data), *(["--quick"] if quick else [])]
@@ -123,7 +123,7 @@ def encoder_rates(quick: bool) -> dict:
 
 def paths(quick: bool) -> None:
     """The GEMM paths, each in a child process under the pinned numerics but MKL's branch; the encoder pinned."""
-    from pipeline.numerics import PINNED
+    from pipeline.runtime.numerics import PINNED
 
     def child(*args: str, cbwr: str = PINNED["MKL_CBWR"]) -> dict:
         env = {**os.environ, **PINNED, "MKL_CBWR": cbwr, "ROBUSTNESS_PINNED": "1"}
@@ -169,14 +169,14 @@ if __name__ == "__main__":
         print(json.dumps({"rates": gemm_rates(args.child[5:], 0.2 if args.quick else 1.0)}))
     elif args.child == "encoder":
         sys.path.insert(0, str(ROOT))
-        from pipeline.numerics import configure_torch
+        from pipeline.runtime.numerics import configure_torch
 
         configure_torch()
         print(json.dumps(encoder_rates(args.quick)))
     else:
         if args.child == "pinned":
             sys.path.insert(0, str(ROOT))
-            from pipeline.numerics import configure_torch, ensure_pinned
+            from pipeline.runtime.numerics import configure_torch, ensure_pinned
 
             ensure_pinned()
             configure_torch()

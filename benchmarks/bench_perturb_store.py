@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from _spec import benchmark_spec, digits_data  # noqa: E402
 
-from pipeline.numerics import configure_torch, ensure_pinned  # noqa: E402
+from pipeline.runtime.numerics import configure_torch, ensure_pinned  # noqa: E402
 
 QUICK_IMAGES = 40
 
@@ -53,8 +53,8 @@ def main(n_tasks: int, fidelity: list[str], repeats: int, quick: bool) -> None:
 
 def measure(data_dir: Path, spec: dict, n_tasks: int, repeats: int) -> None:
     """The fill, the cold and warm runs of the second model and the store's size, printed."""
-    from pipeline.builders import build_benchmark
-    from pipeline.groundtruth import configs_of, tasks_for_shard
+    from pipeline.benchmark.build import build_benchmark
+    from pipeline.benchmark.ground_truth import configs_of, tasks_for_shard
     from pipeline.models.cnn import load_cnn, predict_proba
     from pipeline.perturb.compose import compose
     from pipeline.perturb.fill import materialize

@@ -22,7 +22,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.numerics import configure_torch, ensure_pinned
+from pipeline.runtime.numerics import configure_torch, ensure_pinned
 
 MODELS = (
     {"name": "logreg", "family": "linear", "kind": "logreg"},

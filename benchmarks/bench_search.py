@@ -40,10 +40,10 @@ from search_fixtures import (  # noqa: E402
 from pipeline.search import METHODS, run_search  # noqa: E402
 from pipeline.search.ground_truth import GroundTruth  # noqa: E402
 from pipeline.search.parallel import map_runs  # noqa: E402
-from pipeline.search.survival import rank_and_crowding  # noqa: E402
-from pipeline.search.tuning import grid, tune_run  # noqa: E402
-from pipeline.search.variation import Variation  # noqa: E402
-from pipeline.space import Space  # noqa: E402
+from pipeline.search.methods.survival import rank_and_crowding  # noqa: E402
+from pipeline.search.studies.tuning import grid, tune_run  # noqa: E402
+from pipeline.search.methods.variation import Variation  # noqa: E402
+from pipeline.front.space import Space  # noqa: E402
 
 
 SLOW_ANCHORS = ("optuna_tpe", "optuna_gp", "botorch_qlognehvi")
@@ -140,7 +140,7 @@ def kernel_fits(problem: GroundTruth, budget: int, seed: int) -> tuple[float, fl
     """Seconds of the GP fits of one `pnd` run with `AmplitudeRBFWhite` and with the composition (the reference of (6)),
     whether every fit's hyperparameters and log-likelihood are equal, and the number of fits."""
     from pipeline.search import pnd
-    from pipeline.search.gp_surrogate import AmplitudeRBFWhite, fit_regressor
+    from pipeline.search.surrogate.gp_surrogate import AmplitudeRBFWhite, fit_regressor
 
     fits, fit_gp = [], pnd.fit_gp
     pnd.fit_gp = lambda Z, y, start=None, extra=None: fits.append((Z, y, extra)) or fit_gp(Z, y, start, extra)

@@ -13,12 +13,12 @@ exhaustive |Θ|·n, with paired intervals over tables and seeds.
     .venv/bin/python benchmarks/bench_search_cost.py --report-only --out outputs/heldout/cost_test   # report.md again
 
 Methods (`--methods`):
-* `pnd_race`: GP-PND with racing over inputs (`pipeline.search.racing`, through `RacingOracle`): the recommended run;
+* `pnd_race`: GP-PND with racing over inputs (`pipeline.search.racing.racing`, through `RacingOracle`): the recommended run;
 * `pnd`, `epal`, `botorch_qlognehvi`, or any other registered search: every configuration it proposes evaluated on
   all n inputs (`TableOracle` with the per-input layer, so the trace counts n a configuration);
 * `bandit`: Pareto front identification from stochastic bandit feedback (Auer et al. 2016,
-  `pipeline.search.pareto_bandit`), one pull an input;
-* `halving`: successive halving over inputs (`pipeline.search.successive_halving`);
+  `pipeline.search.methods.pareto_bandit`), one pull an input;
+* `halving`: successive halving over inputs (`pipeline.search.methods.successive_halving`);
 * exhaustive evaluation is the unit of the report: |Θ|·n, recall 1.
 
 Searches run without a stopping rule through all of Θ (budget |Θ|, or `--budget` proposals for an anchor too slow
@@ -26,7 +26,7 @@ to run that far, such as BoTorch qLogNEHVI: such a run that has not recovered th
 exhaustive cost, an upper bound, and is compared again at what it spent by then, a lower bound), so that the cost to
 the core and to P* can be read from one trace; the stopping rule is read there too: at the first proposal whose `est_core` reaches 0.95, the
 evaluations spent and the share of the core completed (calibration: ≥ 0.95 in at least 90% of runs). A search
-recovers a set when every member has been evaluated on all n inputs (`pipeline.search.cost`); the identification
+recovers a set when every member has been evaluated on all n inputs (`pipeline.search.scoring.cost`); the identification
 methods when every member has been declared in their answer. A run that never recovers the core counts as the
 exhaustive cost (it is no cheaper than enumerating Θ), so every run enters the comparison.
 
@@ -46,15 +46,15 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_search_heldout import QUICK_SPACE, REAL, markdown, parse_families, problems, publish, with_earlier_runs
 
-from pipeline.numerics import ensure_pinned
+from pipeline.runtime.numerics import ensure_pinned
 from pipeline.search import RacingOracle, TableOracle, run_search
-from pipeline.search.comparison import paired_difference
-from pipeline.search.cost import completed_share, evaluations_to_complete
+from pipeline.search.scoring.comparison import paired_difference
+from pipeline.search.scoring.cost import completed_share, evaluations_to_complete
 from pipeline.search.parallel import map_runs
-from pipeline.search.racing import FIRST, GROWTH, Z
-from pipeline.search.synthetic import FAMILIES
-from pipeline.search.unit_outcomes import UnitOutcomes
-from pipeline.space import Space
+from pipeline.search.racing.racing import FIRST, GROWTH, Z
+from pipeline.search.studies.synthetic import FAMILIES
+from pipeline.search.racing.unit_outcomes import UnitOutcomes
+from pipeline.front.space import Space
 
 STOP = 0.95     # the stopping rule's threshold on est_core
 GOAL = 0.10     # issue 30: the whole core within 10% of the exhaustive cost
@@ -82,9 +82,9 @@ def search_row(objectives: np.ndarray, space: Space, pareto: np.ndarray, core: n
 def identification_row(objectives: np.ndarray, space: Space, pareto: np.ndarray, core: np.ndarray, units: UnitOutcomes,
                        method: str, seed: int) -> dict:
     """Costs of one run of an identification method that samples inputs per configuration (module docstring)."""
-    from pipeline.search.pareto_bandit import evaluations_to_recover, units_pareto_bandit, units_sampler
-    from pipeline.search.racing import input_order
-    from pipeline.search.successive_halving import successive_halving
+    from pipeline.search.methods.pareto_bandit import evaluations_to_recover, units_pareto_bandit, units_sampler
+    from pipeline.search.racing.racing import input_order
+    from pipeline.search.methods.successive_halving import successive_halving
 
     order = input_order(len(units.clean), seed)
     run = (units_pareto_bandit(units, order) if method == "bandit"

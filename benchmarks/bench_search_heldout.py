@@ -1,5 +1,5 @@
 """The held-out comparison of issue 20: unique evaluations u to recover all of P*, per method, on generated
-tables of a split (`pipeline.search.synthetic`) or on the real ground-truth tables, with paired intervals.
+tables of a split (`pipeline.search.studies.synthetic`) or on the real ground-truth tables, with paired intervals.
 
     .venv/bin/python benchmarks/bench_search_heldout.py --split dev  --per-family 4 --seeds 3
     .venv/bin/python benchmarks/bench_search_heldout.py --split test --per-family 4 --seeds 3 --out outputs/heldout/test
@@ -20,7 +20,7 @@ to recall 1 (NaN if never), |P*|, and at the first proposal whose est_recall rea
 true recall there; and report.md: the recovery table (mean u over reaching runs, median and mean of the
 censored u, which counts a run that never reaches recall 1 as |Θ| + 1) and, at each q, the paired comparison of
 each method with the reference (`--reference`, default `search.recommended`), a cluster bootstrap over tables
-(`pipeline.search.comparison`), "tie" where the 95% interval covers 0, the u-and-rounds-against-q table,
+(`pipeline.search.scoring.comparison`), "tie" where the 95% interval covers 0, the u-and-rounds-against-q table,
 and the calibration table.
 
 The core (issue 29): the configurations on the front in ≥ 95% of the paired bootstrap resamples of the test
@@ -42,15 +42,15 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from pipeline.numerics import ensure_pinned
+from pipeline.runtime.numerics import ensure_pinned
 from pipeline.search import TableOracle, run_metrics, run_search
-from pipeline.search.comparison import compare_to, paired_difference, recovery_summary
+from pipeline.search.scoring.comparison import compare_to, paired_difference, recovery_summary
 from pipeline.search.ground_truth import table_space
 from pipeline.search.parallel import map_runs
-from pipeline.search.synthetic import FAMILIES, METRIC, split_tables, synthetic_confidence, synthetic_units
+from pipeline.search.studies.synthetic import FAMILIES, METRIC, split_tables, synthetic_confidence, synthetic_units
 from pipeline.search.tables import read_units
-from pipeline.search.unit_outcomes import UnitOutcomes
-from pipeline.space import Space
+from pipeline.search.racing.unit_outcomes import UnitOutcomes
+from pipeline.front.space import Space
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ("digits", "bbc_news", "humaneval", "humaneval_b")  # the embedded ground truths, every metric of each: those that
@@ -84,7 +84,7 @@ def real_units(bench: str, table: pd.DataFrame, metric: str) -> UnitOutcomes:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from _spec import benchmark_spec
 
-    from pipeline.builders import build_test_set
+    from pipeline.benchmark.build import build_test_set
 
     spec = benchmark_spec([f"benchmark={bench}"])
     labels = build_test_set(spec, ROOT / "data" / bench)[1]
@@ -195,7 +195,7 @@ def markdown(df: pd.DataFrame, digits: int = 1) -> str:
 
 def core_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs on tables with a non-empty core, with u to the core in `u_full`, the column the recovery summary and
-    the paired comparison read (`pipeline.search.comparison`): both then score the core as they score P*."""
+    the paired comparison read (`pipeline.search.scoring.comparison`): both then score the core as they score P*."""
     if "core_size" not in runs.columns:
         return runs.iloc[:0]
     return runs[runs["core_size"] > 0].assign(u_full=lambda r: r["u_core"])
@@ -264,7 +264,7 @@ def report(runs: pd.DataFrame, reference: str, rng: np.random.Generator, core_rn
 
 
 def core_calibration(runs: pd.DataFrame) -> list[str]:
-    """The calibration table of the core estimate (est_core, `pipeline.search.core_recall`): at the first proposal where
+    """The calibration table of the core estimate (est_core, `pipeline.search.stopping.core_recall`): at the first proposal where
     it reaches 0.95, u there, u to the whole core, and the true recall of the core, per group and over all runs."""
     if "recall_core_at_core_estimate" not in runs.columns:
         return []

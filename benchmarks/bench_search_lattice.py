@@ -33,13 +33,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "search"))
 from search_fixtures import NAMES4, minmax, synthetic_table  # noqa: E402
 
-from pipeline.pareto import pareto_mask  # noqa: E402
+from pipeline.front.pareto import pareto_mask  # noqa: E402
 from pipeline.search import METHODS, run_metrics, run_search  # noqa: E402
 from pipeline.search.ground_truth import GroundTruth, table_metrics  # noqa: E402
-from pipeline.search.monotonicity import edge_monotonicity  # noqa: E402
+from pipeline.search.studies.monotonicity import edge_monotonicity  # noqa: E402
 from pipeline.search.parallel import map_runs  # noqa: E402
-from pipeline.search.recovery import recovery_markdown, recovery_table  # noqa: E402
-from pipeline.space import Space  # noqa: E402
+from pipeline.search.scoring.recovery import recovery_markdown, recovery_table  # noqa: E402
+from pipeline.front.space import Space  # noqa: E402
 
 DEFAULT_METHODS = ("pnd", "testnav", "testnav:rank_crowding", "random")
 

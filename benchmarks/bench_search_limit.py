@@ -1,6 +1,6 @@
 """How far each table lets a surrogate search go (issue 20's 5x goal): per table of a split, |P*|, the
 ideal search (GP-PND's initial design, then only the members of P* it lacks), the leave-one-out order's
-u (`pipeline.search.loo_order`) and the median u of each method of an earlier held-out run, with each
+u (`pipeline.search.studies.loo_order`) and the median u of each method of an earlier held-out run, with each
 as a multiple (x) of the ideal.
 
     .venv/bin/python benchmarks/bench_search_limit.py --split real --runs outputs/heldout/real/runs.csv --out outputs/heldout/limit_real
@@ -30,12 +30,12 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_search_heldout import QUICK_SPACE, markdown, parse_families, problems, publish  # noqa: E402  (the same tables as the held-out comparison)
 
-from pipeline.numerics import ensure_pinned  # noqa: E402
-from pipeline.search.loo_order import loo_order_u, membership_probability  # noqa: E402
+from pipeline.runtime.numerics import ensure_pinned  # noqa: E402
+from pipeline.search.studies.loo_order import loo_order_u, membership_probability  # noqa: E402
 from pipeline.search.parallel import map_runs  # noqa: E402
-from pipeline.search.pnd import initial_design, lattice_design  # noqa: E402
-from pipeline.search.synthetic import FAMILIES  # noqa: E402
-from pipeline.space import Space  # noqa: E402
+from pipeline.search.methods.pnd import initial_design, lattice_design  # noqa: E402
+from pipeline.search.studies.synthetic import FAMILIES  # noqa: E402
+from pipeline.front.space import Space  # noqa: E402
 
 
 def ideal_u(space: Space, pareto: np.ndarray) -> int:

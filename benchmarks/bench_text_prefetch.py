@@ -12,7 +12,7 @@ ratio, and whether the prefetched encodings equal the ones computed set by set.
 """
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: the pinned numerics the stages run under)
+import pipeline.runtime.pin  # noqa: F401  (first: the pinned numerics the stages run under)
 
 import argparse
 import time
@@ -21,7 +21,7 @@ import torch
 
 from pipeline.data.text_corpus import load_text_splits
 from pipeline.models.text_encoder import TextEncoder
-from pipeline.numerics import configure_torch
+from pipeline.runtime.numerics import configure_torch
 from pipeline.perturb.registry import get_perturbation
 
 

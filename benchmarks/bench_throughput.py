@@ -18,7 +18,7 @@ infer / fidelity, with ratios against the reference batch size (the config's own
 
 On CUDA it also reports the peak memory torch allocated per batch size and, when `nvidia-smi` exists, the
 mean GPU utilisation it sampled during each run (every 100 ms). Device results agree with the CPU within
-`pipeline.device.CUDA_TOLERANCE`, not bitwise.
+`pipeline.runtime.device.CUDA_TOLERANCE`, not bitwise.
 
     .venv/bin/python benchmarks/bench_throughput.py --quick        # seconds (on a CPU without the vit_b_16 parts)
     .venv/bin/python benchmarks/bench_throughput.py                # the full sweep (meant for a GPU)
@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from _spec import benchmark_spec, digits_data  # noqa: E402
 
-from pipeline.numerics import configure_torch, ensure_pinned  # noqa: E402
+from pipeline.runtime.numerics import configure_torch, ensure_pinned  # noqa: E402
 
 VIT_PERTURBATIONS = ("speckle_noise", "brightness", "pixelate")  # glass blur at 224 px is a CPU cost of its own
 TEXT_ENCODERS = {  # each architecture in transformers: (model class, config class, the config's arguments)
@@ -116,7 +116,7 @@ def report(label: str, batches: list[int], reference: int, seconds: dict[int, di
 def digits_groundtruth(data_dir: Path, device, batches: list[int], n_configs: int, seed: int) -> None:
     import numpy as np
 
-    from pipeline.builders import build_benchmark
+    from pipeline.benchmark.build import build_benchmark
 
     seconds, notes, reference = {}, {}, 512
     for b in sorted(set(batches) | {reference}):
@@ -134,12 +134,12 @@ def vit_benchmark(data_dir: Path, device, batch: int, n_images: int):
     import numpy as np
     import torch
 
-    from pipeline.benchmark import Benchmark, accuracy
+    from pipeline.benchmark.problem import Benchmark, accuracy
     from pipeline.fidelity.ssim import SSIMFidelity
     from pipeline.models.under_test import Torchvision
     from pipeline.perturb.registry import get_perturbation
-    from pipeline.plugins import predictions_of
-    from pipeline.space import Space
+    from pipeline.benchmark.plugin_code import predictions_of
+    from pipeline.front.space import Space
 
     with np.load(data_dir / "splits.npz") as z:
         x, y = z["test_x"][:n_images], z["test_y"][:n_images]
@@ -216,7 +216,7 @@ def main() -> None:
     import numpy as np
     import torch
 
-    from pipeline.device import resolve_device
+    from pipeline.runtime.device import resolve_device
     from pipeline.models.cnn import load_cnn
     from pipeline.models.torchvision_classifier import TorchvisionClassifier
 

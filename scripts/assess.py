@@ -10,12 +10,12 @@ data/cache/store/assess/<name>.sqlite): never the committed results of the embed
 """
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 from omegaconf import OmegaConf
 
 from pipeline.config.errors import ConfigError
-from pipeline.numerics import n_workers
+from pipeline.runtime.numerics import n_workers
 from pipeline.stages.layout import ROOT, asset_digest
 from pipeline.stages.runner import benchmark_spec, run_stage
 
@@ -23,8 +23,8 @@ from pipeline.stages.runner import benchmark_spec, run_stage
 def main(cfg) -> None:
     from pipeline.assess import Settings, execute, run_from_spec
     from pipeline.assess.run import folders
-    from pipeline.plugins import check_plugins
-    from pipeline.preparation import prepare
+    from pipeline.benchmark.plugin_code import check_plugins
+    from pipeline.benchmark.preparation import prepare
 
     if cfg.run is None:
         raise ConfigError("run", None, "a name for the run's folders (outputs/runs/<name>/), e.g. run=my-model")

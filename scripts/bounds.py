@@ -4,9 +4,9 @@
 """
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
-from pipeline.io import write_json, write_parquet, write_text
+from pipeline.runtime.io import write_json, write_parquet, write_text
 from pipeline.paired import bounds_table, model_thresholds, width_summary
 from pipeline.stages.runner import plain, run_stage
 from pipeline.stages.paired_inputs import read_validated_records

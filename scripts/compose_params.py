@@ -6,7 +6,7 @@ import sys
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from pipeline.io import write_text
+from pipeline.runtime.io import write_text
 from pipeline.stages.layout import CONF_DIR, PARAMS
 
 if __name__ == "__main__":

@@ -13,13 +13,13 @@ timings.json, apart from the results.
 """
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 import time
 
 from pipeline.fuzz.adapters import chosen_adapter
 from pipeline.fuzz.adapters.build import cached_campaign, not_applicable, report_metrics
-from pipeline.io import write_json, write_text
+from pipeline.runtime.io import write_json, write_text
 from pipeline.stages.runner import plain, run_stage
 from pipeline.stages.layout import asset_digest, fuzz_assets, fuzz_dir, store_path
 

@@ -12,16 +12,16 @@ the perturbation store under data/cache/perturb/ (stage `perturb`, filled here w
 """
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 import functools
 import json
 
-from pipeline.builders import build_benchmark, build_space
-from pipeline.groundtruth import evaluate_shard, table_fingerprint, write_final
-from pipeline.io import write_parquet
+from pipeline.benchmark.build import build_benchmark, build_space
+from pipeline.benchmark.ground_truth import evaluate_shard, table_fingerprint, write_final
+from pipeline.runtime.io import write_parquet
 from pipeline.perturb.materialize import open_store
-from pipeline.plugins import check_plugins
+from pipeline.benchmark.plugin_code import check_plugins
 from pipeline.stages.runner import benchmark_spec, run_stage
 from pipeline.stages.layout import asset_digest, data_dir, final_paths, perturb_root, shard_store, timings_path
 

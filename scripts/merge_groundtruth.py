@@ -3,13 +3,13 @@ Each shard's resume store must have been made under this merge's fingerprint (co
 versions); a shard made from anything else is refused with a line naming it."""
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 import json
 
-from pipeline.builders import build_benchmark, build_space
-from pipeline.groundtruth import merge_shards, read_shard, table_fingerprint, write_final
-from pipeline.plugins import check_plugins
+from pipeline.benchmark.build import build_benchmark, build_space
+from pipeline.benchmark.ground_truth import merge_shards, read_shard, table_fingerprint, write_final
+from pipeline.benchmark.plugin_code import check_plugins
 from pipeline.stages.runner import benchmark_spec, run_stage
 from pipeline.stages.layout import asset_digest, data_dir, final_paths, shard_store
 

@@ -13,17 +13,17 @@ wall-clock time goes to `outputs/timings/perturb/<benchmark>.parquet`.
 """
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 import functools
 
 import pandas as pd
 
-from pipeline.builders import build_store
-from pipeline.io import write_json, write_parquet
-from pipeline.numerics import n_workers
+from pipeline.benchmark.build import build_store
+from pipeline.runtime.io import write_json, write_parquet
+from pipeline.runtime.numerics import n_workers
 from pipeline.perturb.fill import materialize
-from pipeline.plugins import check_plugins
+from pipeline.benchmark.plugin_code import check_plugins
 from pipeline.stages.layout import data_dir, perturb_manifest, perturb_root, timings_path
 from pipeline.stages.runner import benchmark_spec, run_stage
 

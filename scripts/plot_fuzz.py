@@ -6,14 +6,14 @@ the frontier's MRIs) and thresholds.md.
 """
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 import json
 
 from pipeline.figures.fuzz import render_fuzz_figures
 from pipeline.fuzz.adapters import chosen_adapter
 from pipeline.fuzz.report import StructuralFuzzReport
-from pipeline.io import write_text
+from pipeline.runtime.io import write_text
 from pipeline.stages.runner import run_stage
 from pipeline.stages.layout import fuzz_dir, fuzz_figures
 

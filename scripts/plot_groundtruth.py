@@ -2,7 +2,7 @@
 (Figs. 5-6) and where P* lies in Θ (Figs. 7-8)."""
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 import json
 

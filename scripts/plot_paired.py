@@ -5,13 +5,13 @@
 """
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 import pandas as pd
 
 from pipeline.figures.paired import illustration_markdown, plot_certified, plot_widths
 from pipeline.figures.save import save_png
-from pipeline.io import write_text
+from pipeline.runtime.io import write_text
 from pipeline.paired.identification.panel import CELL_KEYS, illustration_case
 from pipeline.stages.runner import plain, run_stage
 from pipeline.stages.layout import paired_dir, paired_figures

@@ -6,7 +6,7 @@ Figure 2's methods against the core of the front (Recall@core, where the tables 
 """
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 from pipeline.figures.recall import plot_recall, recall_panel
 from pipeline.figures.save import save_png

@@ -5,7 +5,7 @@ one test image under a sample of the embedded recapture conditions (the analogue
 """
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 import pandas as pd
 

@@ -6,12 +6,12 @@ cell, weight and information level; certified orderings (Tables 4, 12, Fig. 5) a
 """
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 import numpy as np
 import pandas as pd
 
-from pipeline.io import write_json, write_parquet, write_text
+from pipeline.runtime.io import write_json, write_parquet, write_text
 from pipeline.paired import certified_summary, model_thresholds, policies_tables, selection_summary
 from pipeline.stages.runner import plain, run_stage
 from pipeline.stages.paired_inputs import read_validated_records

@@ -1,11 +1,11 @@
 """Stage `prepare`: clean inputs, labels, splits and the embedded models of the configured benchmark."""
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
-from pipeline.io import write_json
-from pipeline.plugins import check_plugins
-from pipeline.preparation import prepare
+from pipeline.runtime.io import write_json
+from pipeline.benchmark.plugin_code import check_plugins
+from pipeline.benchmark.preparation import prepare
 from pipeline.stages.runner import benchmark_spec, run_stage
 from pipeline.stages.layout import data_dir, prepare_metrics
 

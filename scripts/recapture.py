@@ -23,13 +23,13 @@ ES-Diverse from `paired.recapture.root` instead: the references are the clean po
 """
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 import time
 
 from tqdm import tqdm
 
-from pipeline.io import write_json, write_parquet
+from pipeline.runtime.io import write_json, write_parquet
 from pipeline.models.zoo import check_zoo
 from pipeline.paired.records import (
     condition_summary,

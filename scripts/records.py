@@ -12,13 +12,13 @@ perturbations at k edits, `paired=bbc_news`).
 """
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 from tqdm import tqdm
 
-from pipeline.io import write_json
+from pipeline.runtime.io import write_json
 from pipeline.models.text_encoder import default_workers
-from pipeline.numerics import n_workers
+from pipeline.runtime.numerics import n_workers
 from pipeline.models.zoo import check_zoo
 from pipeline.paired.records.pools import pool_test_set
 from pipeline.paired.records.table import write_records

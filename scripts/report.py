@@ -9,11 +9,11 @@ Reports params.yaml's benchmark and every benchmark of `suite`, params.yaml's pa
 """
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 import os
 
-from pipeline.io import write_json, write_text
+from pipeline.runtime.io import write_json, write_text
 from pipeline.paired import read_records
 from pipeline.report import priority_lists, render_report
 from pipeline.report.headline import headline_metrics

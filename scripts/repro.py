@@ -31,7 +31,7 @@ from pathlib import Path
 import yaml
 from tqdm import tqdm
 
-from pipeline.numerics import n_workers
+from pipeline.runtime.numerics import n_workers
 from pipeline.stages.layout import PARAMS, ROOT
 from pipeline.stages.schedule import Job, needless, to_start
 from pipeline.stages.table import STAGES

@@ -19,7 +19,7 @@ under `outputs/paired/<source>/screening/`:
 """
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -28,16 +28,16 @@ from multiprocessing import get_context
 
 import pandas as pd
 
-from pipeline.io import atomic_path, write_json, write_parquet, write_text
+from pipeline.runtime.io import atomic_path, write_json, write_parquet, write_text
 from pipeline.paired import read_records
 from pipeline.paired.prediction import source_prediction
 from pipeline.paired.records import check_clean_agreement, check_same_records
-from pipeline.numerics import n_workers
+from pipeline.runtime.numerics import n_workers
 from pipeline.paired.screening import TITLES, condition_tiers, markdown, screening_tables, swapped_tables, table_notes
 from pipeline.stages.runner import plain, run_stage
 from pipeline.stages.paired_inputs import read_validated_records
 from pipeline.stages.layout import recapture_path, screening_dir, sibling
-from pipeline.worker_state import die_with_parent
+from pipeline.runtime.worker_state import die_with_parent
 
 
 def _done(function, *args) -> Future:

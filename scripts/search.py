@@ -16,20 +16,20 @@ outputs/search_live/<benchmark>/<metric>/<method>/seed=<k>.{trace,ranked}.parque
 """
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 import json
 
 from omegaconf import OmegaConf
 
 from pipeline.config.search import live_methods
-from pipeline.io import parquet_bytes, read_parquet_bytes, write_parquet
-from pipeline.numerics import n_workers
-from pipeline.plugins import check_plugins
+from pipeline.runtime.io import parquet_bytes, read_parquet_bytes, write_parquet
+from pipeline.runtime.numerics import n_workers
+from pipeline.benchmark.plugin_code import check_plugins
 from pipeline.search import LiveOracle, method_class, rank_evaluated, run_search
 from pipeline.search.parallel import map_runs
-from pipeline.space import Space
-from pipeline.store import ResumeStore, run_cached
+from pipeline.front.space import Space
+from pipeline.runtime.store import ResumeStore, run_cached
 from pipeline.stages.runner import benchmark_spec, run_stage
 from pipeline.stages.layout import asset_digest, data_dir, live_path, store_path, table_path, trace_path
 from pipeline.stages.search_inputs import budget, groundtruth, hyperparameters, metrics_of, table_jobs
@@ -63,11 +63,11 @@ def run_table(cfg) -> None:
 
 def run_live(cfg) -> None:
     """Each live method × seed × metric on the benchmark itself: rounds of q configurations evaluated in
-    parallel (`pipeline.live_evaluation`), every evaluation kept in a resume store, so a killed run resumes;
+    parallel (`pipeline.benchmark.live_evaluation`), every evaluation kept in a resume store, so a killed run resumes;
     a line per round (evaluated, front size, est_recall)."""
     from pipeline.assess.live import round_line
-    from pipeline.groundtruth import table_fingerprint  # benchmark code: slow to import, and table mode needs none
-    from pipeline.live_evaluation import LiveEvaluator, spec_factory
+    from pipeline.benchmark.ground_truth import table_fingerprint  # benchmark code: slow to import, and table mode needs none
+    from pipeline.benchmark.live_evaluation import LiveEvaluator, spec_factory
 
     spec = benchmark_spec(cfg)
     check_plugins(spec)

@@ -6,21 +6,21 @@ composition of Table 3 (CSV + Markdown each), plus a metrics JSON for DVC.
 
 Writes outputs/search_summary/{runs.csv, summary.csv, table2.*, recovery.*, table3.*, monotonicity.csv, metrics.json}
 (monotonicity: the share of lattice edges along which δ does not fall and ρ does not rise, per benchmark,
-metric and dimension; `pipeline.search.monotonicity`).
+metric and dimension; `pipeline.search.studies.monotonicity`).
 """
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 import pandas as pd
 
-from pipeline.front_composition import confidence_sets, table3, table3_markdown
-from pipeline.io import write_json, write_text
+from pipeline.front.composition import confidence_sets, table3, table3_markdown
+from pipeline.runtime.io import write_json, write_text
 from pipeline.search import METHODS, run_metrics
-from pipeline.search.monotonicity import COLUMNS as MONOTONICITY_COLUMNS
-from pipeline.search.monotonicity import edge_monotonicity
-from pipeline.search.recovery import recovery_markdown, recovery_table
-from pipeline.search.summary import metrics_tree, summarise_runs, table2, table2_markdown
+from pipeline.search.studies.monotonicity import COLUMNS as MONOTONICITY_COLUMNS
+from pipeline.search.studies.monotonicity import edge_monotonicity
+from pipeline.search.scoring.recovery import recovery_markdown, recovery_table
+from pipeline.search.scoring.summary import metrics_tree, summarise_runs, table2, table2_markdown
 from pipeline.stages.runner import run_stage
 from pipeline.stages.layout import summary_dir
 from pipeline.stages.search_inputs import groundtruth, problems

@@ -17,16 +17,16 @@ outputs/tune/choice.json (the selected setting and its scores).
 """
 from __future__ import annotations
 
-import pipeline.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
+import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 import pandas as pd
 
-from pipeline.fingerprint import unit_key
-from pipeline.io import parquet_bytes, read_parquet_bytes, write_json, write_parquet, write_text
+from pipeline.runtime.fingerprint import unit_key
+from pipeline.runtime.io import parquet_bytes, read_parquet_bytes, write_json, write_parquet, write_text
 from pipeline.search.ground_truth import GroundTruth, table_metrics
 from pipeline.search.tables import ground_truth_digest, search_fingerprint
-from pipeline.search.tuning import HYPERPARAMETERS, grid, grid_cells, select_setting, setting_scores, tie_report
-from pipeline.store import ResumeStore, run_cached
+from pipeline.search.studies.tuning import HYPERPARAMETERS, grid, grid_cells, select_setting, setting_scores, tie_report
+from pipeline.runtime.store import ResumeStore, run_cached
 from pipeline.stages.runner import run_stage
 from pipeline.stages.layout import store_path, tune_dir
 from pipeline.stages.search_inputs import budget, groundtruth, hyperparameters

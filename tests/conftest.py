@@ -1,6 +1,6 @@
-from pipeline.numerics import configure_torch, pinned
+from pipeline.runtime.numerics import configure_torch, pinned
 
-assert pinned(), "pytest runs with `-p pipeline.pin` (pyproject.toml): tests see the numbers the stages produce"
+assert pinned(), "pytest runs with `-p pipeline.runtime.pin` (pyproject.toml): tests see the numbers the stages produce"
 configure_torch()
 
 import matplotlib  # noqa: E402
@@ -14,7 +14,7 @@ import pytest  # noqa: E402
 def tiny(tmp_path_factory):
     """benchmark=tiny prepared into a temporary folder (digits CNN, KID features, adequacy profile), once
     per test module: (spec, folder)."""
-    from pipeline.preparation import prepare
+    from pipeline.benchmark.preparation import prepare
     from pipeline.stages.runner import benchmark_spec, compose_job
 
     folder = tmp_path_factory.mktemp("tiny")

@@ -6,9 +6,9 @@ import time
 
 import numpy as np
 
-from pipeline.benchmark import Benchmark, accuracy
+from pipeline.benchmark.problem import Benchmark, accuracy
 from pipeline.perturb.registry import Perturbation
-from pipeline.space import Space
+from pipeline.front.space import Space
 
 
 def _noise(x, level, seed, delay=0.0):

@@ -15,7 +15,7 @@ import numpy as np
 from pipeline.adequacy import coverage, gini, surprise
 from pipeline.adequacy.profile import ActivationProfile
 from pipeline.adequacy.settings import AdequacySettings
-from pipeline.catalog import ADEQUACY
+from pipeline.plugins.catalog import ADEQUACY
 
 AdequacyMetric = Callable[[Mapping[str, np.ndarray], np.ndarray, np.ndarray, ActivationProfile, AdequacySettings], float]
 

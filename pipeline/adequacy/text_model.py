@@ -46,7 +46,7 @@ class Projection:
         return (np.asarray(sentences, dtype=np.float64) - self.mean) @ self.components.T
 
     def save(self, path: str | Path) -> None:
-        from pipeline.io import atomic_path
+        from pipeline.runtime.io import atomic_path
 
         with atomic_path(Path(path)) as tmp, open(tmp, "wb") as fh:
             np.savez(fh, mean=self.mean, components=self.components)

@@ -38,13 +38,13 @@ import pandas as pd
 from pipeline.assess.live import evaluate_all, evaluator, live_oracle, search_metric
 from pipeline.assess.result import AssessResult, effect_alone, front_table, stop_reason
 from pipeline.assess.run import Run, run_from_objects
-from pipeline.benchmark import Benchmark
+from pipeline.benchmark.problem import Benchmark
 from pipeline.config.errors import ConfigError
-from pipeline.io import write_json, write_parquet
-from pipeline.live_evaluation import _BENCHMARKS, EXECUTORS
+from pipeline.runtime.io import write_json, write_parquet
+from pipeline.benchmark.live_evaluation import _BENCHMARKS, EXECUTORS
 from pipeline.search import rank_evaluated
-from pipeline.search.unit_outcomes import UnitRecorder
-from pipeline.store import ResumeStore
+from pipeline.search.racing.unit_outcomes import UnitRecorder
+from pipeline.runtime.store import ResumeStore
 
 Say = Callable[[str], None]
 
@@ -61,7 +61,7 @@ class Settings:
     budget: int | None = None             # proposals B; None = 5·|Θ| (search.budget_factor)
     seed: int = 0
     exhaustive: bool = False              # also evaluate all of Θ and score the search against P*
-    racing: bool = True                   # race configurations over the inputs (accuracy tasks; pipeline.search.racing)
+    racing: bool = True                   # race configurations over the inputs (accuracy tasks; pipeline.search.racing.racing)
     min_fidelity: float | None = None     # "what breaks it": front members with ρ ≥ this (None: the front's median ρ)
     top: int = 5                          # how many of them the terminal lists
     submitit: Mapping[str, Any] | None = None
@@ -132,12 +132,12 @@ def proposed(traces: Mapping[str, pd.DataFrame], space) -> list[tuple[int, ...]]
 def confidence(values: Mapping[tuple[int, ...], Mapping[str, Any]], seen: Sequence[tuple[int, ...]], labels: np.ndarray,
                clean_predictions: np.ndarray | None, metric: str, seed: int, resamples: int = 1000) -> pd.DataFrame | None:
     """Membership of the front among the evaluated configurations with confidence (issue 29): the paired,
-    label-stratified bootstrap of `pipeline.membership` over the inputs' outcomes, with ρ resampled where
+    label-stratified bootstrap of `pipeline.front.membership` over the inputs' outcomes, with ρ resampled where
     the metric is a mean of per-input values (SSIM, BERT-F1) and held fixed where it is a set statistic (chrF's
     corpus score, KID). One row per evaluated θ (in `seen`'s order): π, the interval of δ, core / plausible /
     out. None without `clean_predictions`, which the run has only where the task metric is accuracy (the outcome
     of an input is otherwise not its correctness)."""
-    from pipeline.membership import bootstrap_membership
+    from pipeline.front.membership import bootstrap_membership
 
     if clean_predictions is None or not seen or "prediction" not in values[seen[0]]:
         return None
@@ -225,7 +225,7 @@ def write(result: AssessResult, run: Run) -> None:
     """The run's files (module docstring), each written atomically; the page last."""
     from pipeline.figures.run import plot_effect_alone, plot_progress, plot_run_fronts
     from pipeline.figures.save import save_png
-    from pipeline.io import atomic_path
+    from pipeline.runtime.io import atomic_path
 
     out = run.out_dir
     for m in run.metrics:

@@ -2,7 +2,7 @@
 configurations a round, the run's evaluator computes them in parallel and keeps each in the run's resume
 store, and the method's stopping rule ends the search when its own estimate of Recall@P* reaches the target.
 With racing (issue 30; accuracy tasks), each configuration is evaluated in slices of its inputs and stopped once a
-completed one dominates it with confidence (`pipeline.search.live_racing`).
+completed one dominates it with confidence (`pipeline.search.racing.live_racing`).
 
 `evaluate_all` is the `exhaustive` option: every configuration of Θ through the same evaluator and store
 (the search's evaluations are reused, a killed run resumes), with P* flagged per metric on the raw values
@@ -17,12 +17,12 @@ import numpy as np
 import pandas as pd
 
 from pipeline.assess.run import Run
-from pipeline.live_evaluation import LiveEvaluator
-from pipeline.pareto import pareto_mask
+from pipeline.benchmark.live_evaluation import LiveEvaluator
+from pipeline.front.pareto import pareto_mask
 from pipeline.search import LiveOracle, Oracle, run_search
-from pipeline.search.live_racing import LiveRacingOracle
-from pipeline.search.unit_outcomes import UnitRecorder
-from pipeline.store import ResumeStore
+from pipeline.search.racing.live_racing import LiveRacingOracle
+from pipeline.search.racing.unit_outcomes import UnitRecorder
+from pipeline.runtime.store import ResumeStore
 
 Say = Callable[[str], None]
 

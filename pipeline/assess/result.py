@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.report.run_page import active, worst_at_fidelity
-from pipeline.space import Space
+from pipeline.front.space import Space
 
 
 def front_table(ranked: Mapping[str, pd.DataFrame], values: Mapping[tuple[int, ...], Mapping[str, float]], space: Space,
@@ -77,7 +77,7 @@ class AssessResult:
     def to_html(self, path: str | Path) -> Path:
         """Write the run's page (`pipeline.report.run_page`) to `path`; the figures are read from the run's
         folder, where the run wrote them."""
-        from pipeline.io import atomic_path
+        from pipeline.runtime.io import atomic_path
         from pipeline.report.run_page import render_run_page
 
         path = Path(path)

@@ -4,9 +4,9 @@ in every worker, the fingerprint its stored values are keyed by, and the folders
 Two ways in, one object out:
 
 * `run_from_spec`: a config spec (`scripts/assess.py`: Hydra's composition, `pipeline.stages.runner.benchmark_spec`)
-  whose plug-ins are named by `_target_`; the benchmark is built by `pipeline.builders` over the run's
+  whose plug-ins are named by `_target_`; the benchmark is built by `pipeline.benchmark.build` over the run's
   prepared folder, and the fingerprint names the spec, the prepared assets, the code and the plug-ins' sources
-  (`pipeline.groundtruth.table_fingerprint`), as the ground truth's does.
+  (`pipeline.benchmark.ground_truth.table_fingerprint`), as the ground truth's does.
 * `run_from_objects`: a model and a data set as Python objects (`pipeline.assess.assess`, a notebook). They
   travel to worker processes by pickling (loky and submitit use cloudpickle), and the fingerprint names the
   space, the metric names, the clean inputs and labels, and the model's clean output (a changed model
@@ -27,14 +27,14 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.benchmark import Benchmark
+from pipeline.benchmark.problem import Benchmark
 from pipeline.config.errors import ConfigError
-from pipeline.fingerprint import digest, inputs_digest, stage_fingerprint
-from pipeline.live_evaluation import BenchmarkFactory
-from pipeline.space import Space
+from pipeline.runtime.fingerprint import digest, inputs_digest, stage_fingerprint
+from pipeline.benchmark.live_evaluation import BenchmarkFactory
+from pipeline.front.space import Space
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-CODE = ("pipeline.builders", "pipeline.benchmark")  # what computes a configuration's values
+CODE = ("pipeline.benchmark.build", "pipeline.benchmark.problem")  # what computes a configuration's values
 
 
 def check_name(name: Any) -> str:
@@ -74,9 +74,9 @@ def folders(name: str, outputs: Path, data: Path) -> dict[str, Path]:
 
 def run_from_spec(spec: Mapping[str, Any], name: str, outputs: Path, data: Path, assets: str) -> Run:
     """The run of a config spec, whose assets (`prepare`'s folder `data/runs/<name>/`) digest to `assets`."""
-    from pipeline.builders import build_benchmark
-    from pipeline.groundtruth import table_fingerprint
-    from pipeline.plugins import plugin_sources
+    from pipeline.benchmark.build import build_benchmark
+    from pipeline.benchmark.ground_truth import table_fingerprint
+    from pipeline.benchmark.plugin_code import plugin_sources
 
     paths = folders(name, outputs, data)
     spec = {**dict(spec), "name": name}
@@ -109,8 +109,8 @@ def _label(obj: Any) -> str:
 def build_object_benchmark(model: Any, inputs: Any, labels: np.ndarray, spec: Mapping[str, Any], data_dir: Path) -> Benchmark:
     """The benchmark of a user's objects: the perturbations and fidelity metrics of `spec` by name (catalog
     names or `module:attribute` plug-ins), the model's predictions through its protocol."""
-    from pipeline.builders import fidelity_metric
-    from pipeline.conformance import checked_predictions, conform_inputs
+    from pipeline.benchmark.build import fidelity_metric
+    from pipeline.benchmark.conformance import checked_predictions, conform_inputs
     from pipeline.perturb.registry import get_perturbation
 
     space = Space(tuple(spec["perturbations"]), int(spec["levels"]))
@@ -123,7 +123,7 @@ def build_object_benchmark(model: Any, inputs: Any, labels: np.ndarray, spec: Ma
 
 
 def _task_metric(spec: Mapping[str, Any]):
-    from pipeline.benchmark import get_task_metric
+    from pipeline.benchmark.problem import get_task_metric
 
     return get_task_metric(spec.get("task_metric", "accuracy"))
 
@@ -131,11 +131,11 @@ def _task_metric(spec: Mapping[str, Any]):
 def run_from_objects(model: Any, data: Any, perturbations: Sequence[str], fidelity: Sequence[str], name: str, outputs: Path,
                      data_root: Path, *, levels: int = 6, task_metric: str = "accuracy", seed: int = 0,
                      adapt_inputs: str | None = None) -> tuple[Run, Benchmark]:
-    """The run of a model and a data set given as objects (`pipeline.protocols`: a Classifier or Predictor and a
+    """The run of a model and a data set given as objects (`pipeline.plugins.protocols`: a Classifier or Predictor and a
     DataSet), with the benchmark built here once (its clean score, the checks of the first batch; images below
     what a perturbation needs adapted by `adapt_inputs`, 'pad' or 'resize', as `benchmark.adapt_inputs`)."""
     from pipeline.perturb.registry import get_perturbation
-    from pipeline.plugins import DATASET_PROTOCOLS, MODEL_PROTOCOLS, check_instance
+    from pipeline.benchmark.plugin_code import DATASET_PROTOCOLS, MODEL_PROTOCOLS, check_instance
 
     paths = folders(name, outputs, data_root)
     check_instance(model, {"_target_": _label(model)}, "model", MODEL_PROTOCOLS)

@@ -5,7 +5,7 @@
 * `test.json`, the clean set D: the chosen problems (prompt, entry point, tests, reference body), the number
   of variants s, the sandbox time limit, and D itself as ReCode's RP_s@1 needs it, `inputs` (each
   problem's prompt s times in a row: input i·s + k is variant k of problem i) with `labels` (the problem
-  index i of each input). `pipeline.benchmark.Benchmark` composes perturbations on that list unchanged:
+  index i of each input). `pipeline.benchmark.problem.Benchmark` composes perturbations on that list unchanged:
   step j on input m is seeded by (seed, m, θ_1..θ_j), so the s copies of a prompt become s different
   perturbed variants at every θ, the same ones whatever the evaluation order, shard or worker.
 * `bank.json`, the retrieval model's solution bank: every HumanEval problem with its canonical solution
@@ -31,7 +31,7 @@ import numpy as np
 
 from pipeline.code.robust_pass import ExecutionCache, RobustPassPredictor, replicate
 from pipeline.data.humaneval import CodeProblem
-from pipeline.io import write_text
+from pipeline.runtime.io import write_text
 
 TEST_FILE = "test.json"
 BANK_FILE = "bank.json"
@@ -90,7 +90,7 @@ def llm_model(spec: dict[str, Any], data_dir: str | Path):
 
     device = spec.get("device", "cpu")
     if spec["runtime"] == "transformers":
-        from pipeline.device import resolve_device
+        from pipeline.runtime.device import resolve_device
 
         device = resolve_device(device, "model.device")
     return CodeLLM(spec["path"], runtime=spec["runtime"], max_new_tokens=int(spec["max_new_tokens"]), stop=list(spec["stop"]),

@@ -5,7 +5,7 @@ configuration θ; with one greedy completion per variant, the problem passes onl
 its tests. RP_s@1 is the fraction of problems that pass. At θ = 0 every variant is the clean prompt and
 RP_s@1 is the nominal pass@1.
 
-Layout that fits `pipeline.benchmark.Benchmark` unchanged: the clean input set is each prompt repeated s
+Layout that fits `pipeline.benchmark.problem.Benchmark` unchanged: the clean input set is each prompt repeated s
 times (`replicate`), input i·s + k being variant k of problem i. Composition seeds step j of input m from
 (global seed, m, θ_1..θ_j), so the s copies of a prompt get s independent seeds. The predictor
 (`RobustPassPredictor`) completes every input and returns whether each completion passes; the task metric

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from omegaconf import MISSING
 
-from pipeline.catalog import (
+from pipeline.plugins.catalog import (
     ADEQUACY,
     FIDELITY,
     MAX_LEVEL,
@@ -29,7 +29,7 @@ from pipeline.config.rules import (
     in_range,
     non_empty,
 )
-from pipeline.registry import is_import_path
+from pipeline.plugins.registry import is_import_path
 
 
 @dataclass
@@ -38,7 +38,7 @@ class DigitsCNNFeatures:
 
     modality: ClassVar[str] = "vision"
     datasets: ClassVar[tuple[str, ...]] = ("digits",)
-    target: ClassVar[str] = "pipeline.builders:digits_features"
+    target: ClassVar[str] = "pipeline.benchmark.build:digits_features"
     kind: str = "digits_cnn"
     width: int = MISSING
     epochs: int = MISSING
@@ -52,7 +52,7 @@ class InceptionFeatures:
     modality: ClassVar[str] = "vision"
     datasets: ClassVar[tuple[str, ...]] = ()
     dims: ClassVar[tuple[int, ...]] = (64, 192, 768, 2048)
-    target: ClassVar[str] = "pipeline.builders:inception_features"
+    target: ClassVar[str] = "pipeline.benchmark.build:inception_features"
     kind: str = "inception"
     dim: int = MISSING
 
@@ -87,7 +87,7 @@ class AdequacyConfig:
 
 
 # `benchmark.adapt_inputs`: how a vision benchmark brings clean images smaller than a perturbation needs (the
-# ImageNet-C corruptions: 32 x 32) up to that size before any work (`pipeline.conformance`); null refuses them
+# ImageNet-C corruptions: 32 x 32) up to that size before any work (`pipeline.benchmark.conformance`); null refuses them
 ADAPT_INPUTS = {"pad": "pad each image with its edge pixels, centred",
                 "resize": "resize each image, bilinear, keeping its aspect"}
 

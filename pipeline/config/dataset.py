@@ -1,5 +1,5 @@
 """`benchmark.dataset`: the clean test set D. Its `kind` names the typed node below (keys, modality); its
-`_target_` the implementation (`pipeline.protocols.DataSet`) that `hydra.utils.instantiate` builds."""
+`_target_` the implementation (`pipeline.plugins.protocols.DataSet`) that `hydra.utils.instantiate` builds."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,10 +7,10 @@ from typing import Any, ClassVar
 
 from omegaconf import MISSING
 
-from pipeline.catalog import HUMANEVAL_SIZE
+from pipeline.plugins.catalog import HUMANEVAL_SIZE
 from pipeline.config.errors import ConfigError
 from pipeline.config.rules import at_least, choice, optional_at_least, positive
-from pipeline.registry import is_import_path
+from pipeline.plugins.registry import is_import_path
 
 
 @dataclass
@@ -18,7 +18,7 @@ class DigitsDataset:
     """The embedded scikit-learn digits, upsampled to `size` × `size` RGB."""
 
     modality: ClassVar[str] = "vision"
-    prepare: ClassVar[str] = "pipeline.preparation:prepare_digits"
+    prepare: ClassVar[str] = "pipeline.benchmark.preparation:prepare_digits"
     kind: str = "digits"
     _target_: str = MISSING
     size: int = MISSING
@@ -43,7 +43,7 @@ class BBCNewsDataset:
     """The embedded text data set: BBC News lead paragraphs labelled by section (`pipeline.data.text_corpus`)."""
 
     modality: ClassVar[str] = "text"
-    prepare: ClassVar[str] = "pipeline.preparation:prepare_bbc_news"
+    prepare: ClassVar[str] = "pipeline.benchmark.preparation:prepare_bbc_news"
     kind: str = "bbc_news"
     _target_: str = MISSING
     split_seed: int = MISSING
@@ -56,7 +56,7 @@ class HumanEvalDataset:
     prompt held `variants` times in D (ReCode's s perturbed variants per problem of RP_s@1)."""
 
     modality: ClassVar[str] = "code"
-    prepare: ClassVar[str] = "pipeline.preparation:prepare_humaneval"
+    prepare: ClassVar[str] = "pipeline.benchmark.preparation:prepare_humaneval"
     kind: str = "humaneval"
     _target_: str = MISSING
     problems: int | None = MISSING          # `problems` HumanEval problems from index `first` (null = all from `first`)
@@ -72,7 +72,7 @@ class QQPDataset:
     the first `limit` dev pairs (null = all)."""
 
     modality: ClassVar[str] = "text"
-    prepare: ClassVar[str] = "pipeline.preparation:prepare_qqp"
+    prepare: ClassVar[str] = "pipeline.benchmark.preparation:prepare_qqp"
     kind: str = "qqp"
     _target_: str = MISSING
     root: str | None = MISSING
@@ -109,7 +109,7 @@ class TextCSVDataset:
 
 @dataclass
 class ExternalDataset:
-    """A user's data set: `_target_` names it, every other key is passed to it (`pipeline.protocols.DataSet`)."""
+    """A user's data set: `_target_` names it, every other key is passed to it (`pipeline.plugins.protocols.DataSet`)."""
 
     modality: ClassVar[str | None] = None
     open: ClassVar[bool] = True

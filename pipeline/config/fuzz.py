@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from omegaconf import MISSING, DictConfig, OmegaConf
 
-from pipeline.catalog import (
+from pipeline.plugins.catalog import (
     CONTINUOUS_FAMILIES,
     FRONTIER_SCOPES,
     FUZZ_ADAPTERS,
@@ -27,7 +27,7 @@ from pipeline.config.rules import (
     optional_at_least,
     positive,
 )
-from pipeline.registry import is_import_path
+from pipeline.plugins.registry import is_import_path
 
 DIGIT_SPLITS = ("train", "dev", "test")
 
@@ -78,7 +78,7 @@ class SeverityAdapterConfig(CampaignSettings):
 @dataclass
 class PluginAdapterConfig(CampaignSettings):
     """A user's adapter (`+fuzz/adapters@fuzz.adapters.<name>=external`, conf/fuzz/adapters/external.yaml): `_target_`
-    names a class or factory whose instances are `pipeline.protocols.FuzzAdapter`s; every key beyond the
+    names a class or factory whose instances are `pipeline.plugins.protocols.FuzzAdapter`s; every key beyond the
     campaign's is passed to it. `candidate_values` null: the adapter's own."""
 
     _target_: str = MISSING

@@ -1,7 +1,7 @@
 """`model`: the model under test, a config group of its own (`model=<name>`, conf/model/). Its `kind` names
 the typed node below (the keys it takes, its modality, the data sets it fits); its `_target_` names the
-implementation `hydra.utils.instantiate` builds (`pipeline.plugins`). Kind `external` is a user's model:
-any `_target_` and any keys, checked against `pipeline.protocols` when the stage builds it."""
+implementation `hydra.utils.instantiate` builds (`pipeline.benchmark.plugin_code`). Kind `external` is a user's model:
+any `_target_` and any keys, checked against `pipeline.plugins.protocols` when the stage builds it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,7 +11,7 @@ from omegaconf import MISSING
 
 from pipeline.config.errors import ConfigError
 from pipeline.config.rules import at_least, choice, in_range, positive
-from pipeline.registry import is_import_path
+from pipeline.plugins.registry import is_import_path
 
 
 @dataclass

@@ -8,7 +8,7 @@ from typing import Any
 
 from omegaconf import MISSING, ListConfig, OmegaConf
 
-from pipeline.catalog import (
+from pipeline.plugins.catalog import (
     CAMERA_SETTINGS,
     PERTURBATIONS,
     POOLS,
@@ -28,7 +28,7 @@ from pipeline.config.rules import (
     optional_at_least,
     positive,
 )
-from pipeline.registry import load_import_path
+from pipeline.plugins.registry import load_import_path
 
 PAIRED_LEVELS = ("I0", "Ik", "I5")
 RECAPTURE_SOURCES = ("embedded", "es", "diverse")  # paired.recapture.source (pipeline/paired/records/sources.py)

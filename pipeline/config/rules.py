@@ -15,7 +15,7 @@ _DEVICE = re.compile(r"^(cpu|cuda(:[0-9]+)?)$")
 
 
 def is_device_name(value: Any) -> bool:
-    """Whether `value` is a device name the config accepts: cpu, cuda or cuda:<n> (`pipeline.device`)."""
+    """Whether `value` is a device name the config accepts: cpu, cuda or cuda:<n> (`pipeline.runtime.device`)."""
     return isinstance(value, str) and _DEVICE.match(value) is not None
 
 

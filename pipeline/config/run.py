@@ -37,7 +37,7 @@ from typing import Any
 from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from pipeline.catalog import ZOO_KINDS
+from pipeline.plugins.catalog import ZOO_KINDS
 from pipeline.config.benchmark import FEATURE_KINDS, BenchmarkConfig, check_benchmark
 from pipeline.config.dataset import DATASET_KINDS
 from pipeline.config.errors import ConfigError, Text
@@ -72,7 +72,7 @@ from pipeline.config.search import (
     derived_tune_mu,
     search_budget,
 )
-from pipeline.registry import load_import_path
+from pipeline.plugins.registry import load_import_path
 
 __all__ = ["Config", "apply_overrides", "derive_defaults", "derived_mu", "derived_tune_mu", "search_budget", "space_size",
            "validate_config"]
@@ -86,7 +86,7 @@ class PathsConfig:
 
 @dataclass
 class ReportConfig:
-    """Conventions of the reported tables and figures (`pipeline.front_composition`)."""
+    """Conventions of the reported tables and figures (`pipeline.front.composition`)."""
 
     count_identity: bool = MISSING
 
@@ -96,7 +96,7 @@ class AssessConfig:
     """A user's run (`scripts/assess.py`, `pipeline.assess`; its search settings are `search.live`'s)."""
 
     exhaustive: bool = MISSING            # also evaluate all of Θ and score the search against P*
-    racing: bool = MISSING                # race configurations over the inputs (accuracy tasks; pipeline.search.racing)
+    racing: bool = MISSING                # race configurations over the inputs (accuracy tasks; pipeline.search.racing.racing)
     min_fidelity: float | None = MISSING  # "what breaks it": front members with ρ ≥ this (null: the front's median ρ)
     top: int = MISSING                    # configurations the terminal summary lists per metric
 
@@ -116,7 +116,7 @@ class Config:
     fuzz: FuzzConfig = field(default_factory=FuzzConfig)
     seed: int = MISSING
     workers: int = MISSING
-    device: str = MISSING                      # where models and fidelity metrics run (pipeline.device)
+    device: str = MISSING                      # where models and fidelity metrics run (pipeline.runtime.device)
     shard: int = MISSING
     num_shards: int = MISSING
     paths: PathsConfig = field(default_factory=PathsConfig)

@@ -9,7 +9,7 @@ from typing import Any
 
 from omegaconf import MISSING
 
-from pipeline.catalog import SEARCH_METHODS, SELECTIONS
+from pipeline.plugins.catalog import SEARCH_METHODS, SELECTIONS
 from pipeline.config.errors import ConfigError
 from pipeline.config.rules import (
     at_least,
@@ -22,12 +22,12 @@ from pipeline.config.rules import (
     optional_at_least,
     positive,
 )
-from pipeline.registry import is_import_path
+from pipeline.plugins.registry import is_import_path
 
 PAPER_MU = 110
 PAPER_TUNE_MU = (20, 50, 80, 110)
 SEARCH_MODES = ("table", "live")
-LIVE_EXECUTORS = ("serial", "processes", "submitit_local", "submitit_slurm")  # `pipeline.live_evaluation.EXECUTORS`
+LIVE_EXECUTORS = ("serial", "processes", "submitit_local", "submitit_slurm")  # `pipeline.benchmark.live_evaluation.EXECUTORS`
 
 
 @dataclass
@@ -119,7 +119,7 @@ def _stopping(key: str, value: float | None) -> None:
 
 def _methods(key: str, values: list[str], valid: list[str]) -> None:
     """Distinct search methods, each a catalog name or a plug-in's import path (`my_pkg.search:MySearch`, a
-    subclass of `pipeline.search.base.Method`, checked when the stage loads it)."""
+    subclass of `pipeline.search.methods.base.Method`, checked when the stage loads it)."""
     non_empty(key, values, f"search methods among {', '.join(valid)}")
     for i, v in enumerate(values):
         if not is_import_path(v):

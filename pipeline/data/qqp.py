@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.text_pairs import TextPair
+from pipeline.perturb.text_pairs import TextPair
 
 GLUE_HEADER = ("id", "qid1", "qid2", "question1", "question2", "is_duplicate")
 GLUE_FILES = ("QQP/dev.tsv", "dev.tsv")  # relative to the root, first found is read
@@ -114,7 +114,7 @@ def load_qqp(root: str | Path, limit: int | None = PAPER_LIMIT) -> tuple[list[Te
 
 def write_pairs(pairs: list[TextPair], labels: np.ndarray, path: str | Path) -> None:
     """D as the prepare stage keeps it: JSON {"pairs": [[question1, question2], …], "labels": […]}, atomically."""
-    from pipeline.io import write_text
+    from pipeline.runtime.io import write_text
 
     write_text(json.dumps({"pairs": [list(p) for p in pairs], "labels": np.asarray(labels).tolist()}, indent=0), path)
 

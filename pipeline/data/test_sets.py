@@ -1,4 +1,4 @@
-"""The built-in clean test sets D as plug-ins (`pipeline.protocols.DataSet`): each `conf/benchmark/<name>.yaml`
+"""The built-in clean test sets D as plug-ins (`pipeline.plugins.protocols.DataSet`): each `conf/benchmark/<name>.yaml`
 names one of these classes as `benchmark.dataset._target_`, as a user's config names a class of their own.
 The embedded sets read what the prepare stage wrote into the benchmark's folder; the real-world ones read
 their files where they are."""
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.text_pairs import TextPair
+from pipeline.perturb.text_pairs import TextPair
 
 
 class DigitsTestSet:

@@ -3,7 +3,7 @@ computed once per configuration with torchmetrics and negated so that higher mea
 
 The feature extractor is any module mapping (N, 3, H, W) float images in [0, 1] to (N, d) features:
 the embedded default uses a separately trained digits CNN; real images use Inception features.
-On a `device` (`pipeline.device`) the metric, with its feature network and feature states, lives there and
+On a `device` (`pipeline.runtime.device`) the metric, with its feature network and feature states, lives there and
 each batch is moved there; the subsets are drawn on the CPU generator as before, so the same subsets
 are scored on every device.
 """
@@ -28,7 +28,7 @@ class KIDFidelity:
 
     A set statistic (`aggregate = "set"`): the unbiased MMD² sums kernel values over pairs of images of
     the two sets, so no per-input value adds up to it and there is no `per_input` (issue 29). A paired
-    bootstrap over the inputs holds each configuration's KID fixed (`pipeline.membership`)."""
+    bootstrap over the inputs holds each configuration's KID fixed (`pipeline.front.membership`)."""
 
     aggregate = "set"
 

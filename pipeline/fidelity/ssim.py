@@ -5,7 +5,7 @@ k1 = 0.01, k2 = 0.03, reflection padding, mean over every pixel and channel), co
 Gaussian window applied separably, as two small matrix products that fold in the reflection padding.
 torchmetrics convolves with the dense 11x11 window, which made SSIM the largest cost of the exhaustive
 ground truth (1,296 configurations x the whole test set); the separable form is the same filter, and a
-test checks it against torchmetrics. On a `device` (`pipeline.device`) each batch pair and the two window
+test checks it against torchmetrics. On a `device` (`pipeline.runtime.device`) each batch pair and the two window
 matrices are moved there, and the per-image values come back to the CPU for the float64 mean.
 
 Per input (issue 29): `SSIMFidelity.per_input` is the per-image SSIM (float32 values held as float64), and

@@ -29,7 +29,7 @@ agree to 1e-6. (torchmetrics' own batched computation misaligns pairs of differe
 `torchmetrics_bert_f1`.)
 
 Sequence pairs (QQP): both metrics read a set of question pairs as the 2N questions of its two sides, each
-perturbed question against its clean original (`pipeline.text_pairs.sides`); `rows` still index inputs
+perturbed question against its clean original (`pipeline.perturb.text_pairs.sides`); `rows` still index inputs
 (pairs). On QQP, BERT-F1 uses the same shipped MiniLM encoder, not the paper's RoBERTa-base.
 
 Per input (issue 29). Both metrics give one value per scored input, in the order of `scored` (the input
@@ -53,7 +53,7 @@ import numpy as np
 import torch
 
 from pipeline.models.text_encoder import MAX_LENGTH, Encoding, TextEncoder, default_encoder
-from pipeline.text_pairs import sides
+from pipeline.perturb.text_pairs import sides
 
 
 def _check_pairs(clean: Sequence[str], perturbed: Sequence[str]) -> None:

@@ -17,7 +17,7 @@ import numpy as np  # noqa: E402
 
 from pipeline.figures.save import save_png  # noqa: E402
 from pipeline.fuzz.report import StructuralFuzzReport  # noqa: E402
-from pipeline.io import write_text  # noqa: E402
+from pipeline.runtime.io import write_text  # noqa: E402
 
 
 def _save(fig: plt.Figure, path: str | Path) -> Path:

@@ -11,15 +11,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from pipeline.front_composition import composition_label, front_composition  # noqa: E402
+from pipeline.front.composition import composition_label, front_composition  # noqa: E402
 
 METRIC_LABELS = {"ssim": "SSIM", "kid": "KID (negated)", "chrf": "chrF", "bert_f1": "BERT-F1"}
 
 
 def plot_pareto_fronts(table: pd.DataFrame, metrics: Sequence[str], n_dims: int, benchmark: str, count_identity: bool = False) -> plt.Figure:
     """One panel per fidelity metric: every θ in grey, P* highlighted, |P*| and counts by order (Fig. 1),
-    under Table 3's convention on the identity (`pipeline.front_composition`); where the table has the
-    bootstrap's columns (`pipeline.groundtruth_inputs`), each member's 95% interval of δ, and the core filled."""
+    under Table 3's convention on the identity (`pipeline.front.composition`); where the table has the
+    bootstrap's columns (`pipeline.front.per_input`), each member's 95% interval of δ, and the core filled."""
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.8), squeeze=False)
     for ax, m in zip(axes[0], metrics):
         front = table[table[f"pareto_{m}"]].sort_values(f"rho_{m}_norm")

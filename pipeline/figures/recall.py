@@ -1,5 +1,5 @@
 """Recall@P* curves of search runs (TestNav Figures 2 and 3), rendered from traces only; the same against the
-core of the front (the configurations on it in ≥ 95% of the paired bootstrap resamples, `pipeline.membership`).
+core of the front (the configurations on it in ≥ 95% of the paired bootstrap resamples, `pipeline.front.membership`).
 
 One column per benchmark–metric pair; the top row plots recall against unique configurations u, the
 bottom row against consumed budget b; each method is its mean over seeds with a ±1 standard deviation
@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from pipeline.search.metrics import recall_by_budget, recall_by_unique
-from pipeline.space import Space
+from pipeline.search.scoring.metrics import recall_by_budget, recall_by_unique
+from pipeline.front.space import Space
 
 
 @dataclass(frozen=True)

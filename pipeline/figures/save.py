@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pipeline.io import atomic_path
+from pipeline.runtime.io import atomic_path
 
 
 def save_png(fig: Any, path: str | Path, dpi: int = 150, **savefig: Any) -> Path:

@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from pipeline.catalog import FRONTIER_SCOPES
+from pipeline.plugins.catalog import FRONTIER_SCOPES
 from pipeline.fuzz.composition import compositional_test
 from pipeline.fuzz.evaluator import EvaluateBatchFn, EvaluateFn, Evaluator
 from pipeline.fuzz.frontier import robustness_frontier

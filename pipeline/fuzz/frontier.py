@@ -15,7 +15,7 @@ import numpy as np
 from pipeline.fuzz.evaluator import EvaluateBatchFn, EvaluateFn, as_evaluator
 from pipeline.fuzz.mri import ModelRobustnessIndex, mri_from_noise
 from pipeline.fuzz.subsets import SubsetResult
-from pipeline.pareto import pareto_mask
+from pipeline.front.pareto import pareto_mask
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from pipeline.fuzz.evaluator import EvaluateBatchFn, EvaluateFn, as_evaluator
-from pipeline.pareto import pareto_mask
+from pipeline.front.pareto import pareto_mask
 
 
 @dataclass

@@ -75,7 +75,7 @@ def module_device(model: nn.Module) -> torch.device:
 @torch.no_grad()
 def predict_proba(model: nn.Module, images: np.ndarray, batch_size: int = 512) -> np.ndarray:
     """Class probabilities (N, n_classes) as float64, batched, on the device the model lives on: each batch
-    goes there and its logits come back to the CPU for the softmax (`pipeline.device`)."""
+    goes there and its logits come back to the CPU for the softmax (`pipeline.runtime.device`)."""
     model.eval()
     device = module_device(model)
     out = [torch.softmax(model(to_tensor(images[s : s + batch_size]).to(device)).cpu(), dim=1) for s in range(0, len(images), batch_size)]

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from pipeline.device import resolve_device
-from pipeline.text_pairs import is_pair
+from pipeline.runtime.device import resolve_device
+from pipeline.perturb.text_pairs import is_pair
 
 # what AutoTokenizer.save_pretrained writes; without them transformers 5 builds an empty-vocabulary tokenizer
 TOKENIZER_FILES = ("tokenizer_config.json", "tokenizer.json")

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from pipeline.text_pairs import is_pair
+from pipeline.perturb.text_pairs import is_pair
 
 
 def checkpoint_folder(path: str | Path | None) -> Path:
@@ -53,7 +53,7 @@ class PairClassifier:
 
     batch_size: sequences per forward pass (all of one token length); max_length: tokens per sequence,
     special tokens included; device: where the model runs (the builder resolves the config's name with
-    `pipeline.device.resolve_device`)."""
+    `pipeline.runtime.device.resolve_device`)."""
 
     def __init__(self, path: str | Path | None, *, batch_size: int = 32, max_length: int = 256,
                  device: str | torch.device = "cpu") -> None:

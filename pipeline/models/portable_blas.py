@@ -2,7 +2,7 @@
 OpenBLAS, whose kernel set `OPENBLAS_CORETYPE=Haswell` fixes on every x86-64 CPU with AVX2.
 
 torch's own CPU products go to MKL, which gives the same bits on Intel and AMD CPUs only in its slow
-`COMPATIBLE` mode (the pinned one, `pipeline.numerics`), and to oneDNN, which gives none. OpenBLAS's Haswell
+`COMPATIBLE` mode (the pinned one, `pipeline.runtime.numerics`), and to oneDNN, which gives none. OpenBLAS's Haswell
 kernels are the same code on every such CPU and run 2-4 times faster than MKL's `COMPATIBLE` path
 (docs/reproducibility.md), so the text encoder's forward pass, the bulk of the replication's work, takes this
 path. Convolutions gain nothing from it (numpy's im2col and product cost what MKL's `COMPATIBLE` path costs)

@@ -14,7 +14,7 @@ one layer (for BERT-F1, `pipeline.fidelity.text`), both kept per text in a cache
 Determinism: texts are never padded. Texts with the same number of tokens are batched together (no
 attention mask is needed, every position is real). On the CPU the encoder's linear layers take the
 vendor-independent OpenBLAS path, each text's rows aligned to the kernel's blocks
-(`pipeline.models.portable_blas`), and the rest runs under the pinned numerics (`pipeline.numerics`), so
+(`pipeline.models.portable_blas`), and the rest runs under the pinned numerics (`pipeline.runtime.numerics`), so
 the output for a text is bitwise identical to encoding it alone, on any x86-64 CPU with AVX2: a text's
 embedding is a pure function of the text, whatever else is in the call, the call order or the cache state. That is what
 makes the cache across calls exact. Batching equal lengths gives most of the speed of padded batches
@@ -26,9 +26,9 @@ a batch's encoding is the same computation wherever it runs, so the bits do not 
 (`tests/models/test_text_models.py`). A stage that encodes in one process sets it for the shared encoders with
 `default_workers`; the ground truth, whose workers are processes already, does not.
 
-Device (`pipeline.device`): the encoder runs where `device` says; the token ids go there and the sentence
+Device (`pipeline.runtime.device`): the encoder runs where `device` says; the token ids go there and the sentence
 embeddings and token states come back to the CPU, so the cache and BERT-F1's token matching are CPU
-tensors whatever the device. On CUDA a text's encoding is equal within `pipeline.device.CUDA_TOLERANCE`
+tensors whatever the device. On CUDA a text's encoding is equal within `pipeline.runtime.device.CUDA_TOLERANCE`
 rather than bitwise whatever the batch (cuBLAS may choose another kernel for another batch shape).
 """
 from __future__ import annotations
@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from pipeline.worker_state import start_worker, worker_state
+from pipeline.runtime.worker_state import start_worker, worker_state
 
 MAX_LENGTH = 256  # all-MiniLM-L6-v2's max_seq_length (sentence_bert_config.json)
 
@@ -75,7 +75,7 @@ def _load_local_model(path: str, device: str) -> tuple[Any, Any]:
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
-    from pipeline.device import resolve_device
+    from pipeline.runtime.device import resolve_device
     from pipeline.models.portable_blas import portable
 
     bar = hf_logging.is_progress_bar_enabled()
@@ -120,7 +120,7 @@ class TextEncoder:
         `hidden_states`, 0 = the embedding layer); None = the last layer, torchmetrics' default.
     max_length: tokens per text, [CLS] and [SEP] included; longer texts are truncated.
     batch_size: texts per forward pass (all of one token length).
-    device: where the forward pass runs (`pipeline.device`); encodings are returned on the CPU.
+    device: where the forward pass runs (`pipeline.runtime.device`); encodings are returned on the CPU.
     workers: processes the forward passes of a call are spread over (module docstring); 1: this one.
     """
 

@@ -1,4 +1,4 @@
-"""The built-in models under test as plug-ins (`pipeline.protocols`): each `conf/model/<name>.yaml` names one of
+"""The built-in models under test as plug-ins (`pipeline.plugins.protocols`): each `conf/model/<name>.yaml` names one of
 these classes as its `_target_`, exactly as a user's config names a class in their own package.
 
 A classifier gives `predict_proba`; the text head and the sequence classifier give `predict` (their
@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from pipeline.device import resolve_device
+from pipeline.runtime.device import resolve_device
 from pipeline.models.cnn import load_cnn, predict_proba
 
 Observe = Callable[[Any], tuple[np.ndarray, dict[str, float]]]

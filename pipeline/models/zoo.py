@@ -17,7 +17,7 @@ Text kinds (modality "text", inputs a list of strings):
   the zoo holds families that respond differently to synonyms and typos.
 
 Every model exposes `fit(inputs, labels)` and `predict_proba(inputs) -> (N, n_classes)`; the catalog
-(`pipeline.catalog.ZOO_KINDS`) names each kind and says which inputs it takes.
+(`pipeline.plugins.catalog.ZOO_KINDS`) names each kind and says which inputs it takes.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from pipeline.catalog import ZOO_KINDS as KINDS
+from pipeline.plugins.catalog import ZOO_KINDS as KINDS
 
 
 def grey_features(images: np.ndarray, size: int = 8) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Paired evaluations: prediction records, five-state counts, sharp identified intervals under the
 information levels I0 / Ik / I5, and rejection-policy comparisons under one shared correspondence
-(papers/paired-evaluations.md, Sections 3-4 and Appendices A-D, F, H.2).
+(Paired Evaluations, arXiv 2609.35583, Sections 3-4 and Appendices A-D, F, H.2).
 
 Subpackages, lowest first: `records` (record tables and their sources), `identification` (intervals and
 policies), `screening` (Section 5, App. E) and `prediction` (Section 6, App. I); `reference` holds the

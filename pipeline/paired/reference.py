@@ -1,5 +1,5 @@
 """The paper's published numbers that the screening tables and their notes show beside the embedded ones
-(papers/paired-evaluations.md, Sections 3.3 and 5, Appendix E). A pair is (ImageNet-ES, ES-Diverse): the
+(Paired Evaluations, arXiv 2609.35583, Sections 3.3 and 5, Appendix E). A pair is (ImageNet-ES, ES-Diverse): the
 paper's two physical recapture sources, scored by its 44 ImageNet models. Keys are the score columns of
 `pipeline.paired.screening` (neg_U = U, neg_S = S, ...) or the row labels of the table named.
 """

@@ -21,7 +21,7 @@ import numpy as np
 from PIL import Image
 from skimage.color import hsv2rgb, rgb2hsv
 
-from pipeline.catalog import CONTINUOUS_FAMILIES
+from pipeline.plugins.catalog import CONTINUOUS_FAMILIES
 from pipeline.perturb.glass_blur import GLASS_BLUR_SEVERITIES, glass_blur
 from pipeline.perturb.imagenet_c import (
     MAX_SEVERITY,

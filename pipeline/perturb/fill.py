@@ -11,7 +11,7 @@ from typing import Any
 from tqdm import tqdm
 
 from pipeline.perturb.materialize import PerturbationStore, Theta
-from pipeline.worker_state import start_worker, worker_state
+from pipeline.runtime.worker_state import start_worker, worker_state
 
 
 def _fill(store: PerturbationStore, chunks: Sequence[tuple[Theta, list[Theta]]]) -> dict[str, int]:

@@ -37,7 +37,7 @@ import skimage.filters
 import skimage.util
 
 from pipeline.perturb.glass_blur import GLASS_BLUR_SEVERITIES, glass_blur
-from pipeline.protocols import ImageInputs
+from pipeline.plugins.protocols import ImageInputs
 
 MAX_SEVERITY = 5
 MIN_SIDE = 32  # the reference rejects images whose height or width is below 32 pixels

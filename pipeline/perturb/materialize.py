@@ -45,11 +45,11 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from pipeline.fingerprint import digest, library_versions, source_fingerprint, sources_digest, sources_of
-from pipeline.io import atomic_path, write_json
-from pipeline.numerics import PINNED
+from pipeline.runtime.fingerprint import digest, library_versions, source_fingerprint, sources_digest, sources_of
+from pipeline.runtime.io import atomic_path, write_json
+from pipeline.runtime.numerics import PINNED
 from pipeline.perturb.compose import PrefixCache
-from pipeline.space import Space
+from pipeline.front.space import Space
 
 FORMAT = 1  # of the folder key, the layout and the chunk file; a change makes new folders
 MAGIC = b"PTSTORE\x01"
@@ -85,7 +85,7 @@ def data_digest(clean: Any) -> str:
 def perturbation_fingerprint(perturbations: Sequence[Any]) -> str:
     """Digest of the code that computes T_θ: the source of the import closure of `CODE_ROOTS` and of the
     modules defining each perturbation's function and class, with the numeric library versions and the
-    pinned numerics, and the source of a user's perturbation plug-in (its package, `pipeline.fingerprint.source_files`).
+    pinned numerics, and the source of a user's perturbation plug-in (its package, `pipeline.runtime.fingerprint.source_files`).
     Functions defined outside any file (a notebook) are not seen: pass `code=` to the store for those."""
     roots = set(CODE_ROOTS)
     for p in perturbations:

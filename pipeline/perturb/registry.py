@@ -1,8 +1,8 @@
-"""Perturbation families T_i by name: the catalog's built-ins (`pipeline.catalog.PERTURBATIONS`) and
+"""Perturbation families T_i by name: the catalog's built-ins (`pipeline.plugins.catalog.PERTURBATIONS`) and
 plug-ins named by import path.
 
 A family maps (input, level, seed) to a perturbed input; level 0 is the identity. A user's family is a
-class in their own package satisfying `pipeline.protocols.Perturbation`, named in
+class in their own package satisfying `pipeline.plugins.protocols.Perturbation`, named in
 `benchmark.perturbations` as `my_pkg.module:Family`; nothing in the library changes. The name a config
 gives a family is its key: `get_perturbation` returns it under that name, whatever its own `name` says.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from pipeline.catalog import PERTURBATIONS
-from pipeline.protocols import ImageInputs
-from pipeline.protocols import Perturbation as PerturbationProtocol
+from pipeline.plugins.catalog import PERTURBATIONS
+from pipeline.plugins.protocols import ImageInputs
+from pipeline.plugins.protocols import Perturbation as PerturbationProtocol
 
 Apply = Callable[[Any, int, int], Any]
 
@@ -79,7 +79,7 @@ def get_perturbation(name: str) -> PerturbationProtocol:
         family = family()
     if not isinstance(family, PerturbationProtocol):
         raise ValueError(f"perturbation {name!r} is {family!r}, not a perturbation: it needs name, modality, max_level "
-                         "and apply(x, level, seed) (pipeline.protocols.Perturbation)")
+                         "and apply(x, level, seed) (pipeline.plugins.protocols.Perturbation)")
     if family.name != name:
         family = Perturbation(name, family.modality, family.max_level, family.apply, getattr(family, "inputs", None),
                               family.name)

@@ -30,7 +30,7 @@ in one seeded random order and each edit's random choices are drawn in that orde
 edits of level k plus one more (same seed).
 
 Sequence pairs (QQP's question pairs, a tuple of two strings): `APPLY` gives each question of a pair k
-edits with a seed of its own (`pipeline.text_pairs`, which says why); strings are edited as above.
+edits with a seed of its own (`pipeline.perturb.text_pairs`, which says why); strings are edited as above.
 
 Randomness: a private `random.Random(seed)` from which only `random()` is drawn (the one stream Python
 guarantees across versions); no global RNG is read or changed. WordNet is read with nltk's reader from a
@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.perturb.levels import MAX_LEVEL, check_level, check_seed  # noqa: F401  (MAX_LEVEL: the family's levels)
 from pipeline.perturb.wordnet import default_wordnet
-from pipeline.text_pairs import on_pairs
+from pipeline.perturb.text_pairs import on_pairs
 
 if TYPE_CHECKING:
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
@@ -350,7 +350,7 @@ def punctuation(text: str, level: int, seed: int) -> str:
 
 
 # The families as the registry applies them: a QQP question pair gets the family on each question
-# (`pipeline.text_pairs.on_pairs`: k edits per question, a seed per side); a string is passed through as is.
+# (`pipeline.perturb.text_pairs.on_pairs`: k edits per question, a seed per side); a string is passed through as is.
 APPLY: dict[str, Callable[[Any, int, int], Any]] = {
     name: on_pairs(family)
     for name, family in (("synonym", synonym), ("typo", typo), ("contraction", contraction), ("punctuation", punctuation))

@@ -1,5 +1,5 @@
 """TTA18, the fixed set of 18 natural test-time transformations that the screening comparison scores
-with (papers/paired-evaluations.md, Section 5.3, Appendix E.1 "Natural test-time augmentation"), applied
+with (Paired Evaluations, arXiv 2609.35583, Section 5.3, Appendix E.1 "Natural test-time augmentation"), applied
 to the original image before the model's own preprocessing, in this order:
 
   hflip; shift_x+2, shift_x-2, shift_x+5, shift_x-5, shift_y+2, shift_y-2, shift_y+5, shift_y-5 (percent of

@@ -1,6 +1,6 @@
 """Does a reproduction agree with the published outputs? A comparison of two versions of a file by meaning.
 
-Bits reproduce on x86-64 CPUs with AVX2 (`pipeline.numerics`); elsewhere (another BLAS, an ARM CPU) the same
+Bits reproduce on x86-64 CPUs with AVX2 (`pipeline.runtime.numerics`); elsewhere (another BLAS, an ARM CPU) the same
 computation rounds differently, so `make verify` asks whether the conclusions hold instead:
 
 - tables (Parquet, CSV) and JSON: the same columns, rows and keys; booleans, integers and strings (front and

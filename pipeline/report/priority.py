@@ -1,4 +1,4 @@
-"""Screening priority lists (papers/paired-evaluations.md, Section 5): per model, its clean-correct
+"""Screening priority lists (Paired Evaluations, arXiv 2609.35583, Section 5): per model, its clean-correct
 evaluation images in the order a real recapture should take them.
 
 The ranking score is the paper's U, the mean true-class probability over the synthetic (Syn-B)

@@ -1,5 +1,5 @@
 """Where a report comes from: the commit, the DVC lock, the library versions, the pinned numerical
-settings (`pipeline.numerics.PINNED`), the machine and the time. The library versions (fixed by
+settings (`pipeline.runtime.numerics.PINNED`), the machine and the time. The library versions (fixed by
 requirements.lock) and the pinned settings are the same wherever the lock installs; the rest changes from
 run to run, so the stage writes it to a script beside the timings (`run_script`), which the page loads: the
 page itself is then the same bytes on every machine, as every output DVC records must be."""
@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
-from pipeline.numerics import PINNED
+from pipeline.runtime.numerics import PINNED
 
 PACKAGES = ("numpy", "torch", "pandas", "scikit-learn", "pymoo", "hydra-core", "dvc")
 

@@ -1,7 +1,7 @@
 """Budgeted search over the configuration lattice Θ (TestNav §3.3, §4): oracles, the proposal ledger
 of Algorithm 1, TestNav and its baselines, Recall@P* metrics, the final ranking R and tuning."""
 from pipeline.search.ledger import Ledger
-from pipeline.search.metrics import (
+from pipeline.search.scoring.metrics import (
     auc_recall,
     pareto_flags,
     recall_by_budget,
@@ -10,7 +10,7 @@ from pipeline.search.metrics import (
     run_metrics,
 )
 from pipeline.search.oracle import LiveOracle, Oracle, RacingOracle, TableOracle
-from pipeline.search.ranking import rank_evaluated
+from pipeline.search.methods.ranking import rank_evaluated
 from pipeline.search.registry import METHODS, get_method, method_class, run_search
 
 __all__ = [

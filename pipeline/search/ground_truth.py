@@ -11,9 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pipeline.search.metrics import index_mask, pareto_flags
+from pipeline.search.scoring.metrics import index_mask, pareto_flags
 from pipeline.search.oracle import TableOracle
-from pipeline.space import Space
+from pipeline.front.space import Space
 
 
 def table_space(table: pd.DataFrame) -> Space:
@@ -35,7 +35,7 @@ def table_metrics(table: pd.DataFrame) -> list[str]:
 class GroundTruth:
     """One benchmark–metric pair: Θ, the oracle on (delta_norm, rho_<metric>_norm), P* as a mask over indices,
     and the core (θ on the front in ≥ 95% of the paired bootstrap resamples of the inputs: `set_<metric>` of a
-    table written with per-input outcomes, `pipeline.groundtruth_inputs`) as a mask, None for a table without."""
+    table written with per-input outcomes, `pipeline.front.per_input`) as a mask, None for a table without."""
 
     benchmark: str
     metric: str

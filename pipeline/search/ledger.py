@@ -25,10 +25,10 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from pipeline.pareto import pareto_mask
+from pipeline.front.pareto import pareto_mask
 from pipeline.search.oracle import SECONDS, Oracle
-from pipeline.search.unit_outcomes import UnitOutcomes
-from pipeline.space import Space
+from pipeline.search.racing.unit_outcomes import UnitOutcomes
+from pipeline.front.space import Space
 
 TRACE_COLUMNS = ("b", "round", "is_new", "u", "delta", "rho", "est_recall", "est_core", "inputs", "evaluations", *SECONDS)
 Progress = Callable[[dict], None]  # called once per finished round: {round, b, u, front, est_recall, est_core}
@@ -127,7 +127,7 @@ class Ledger:
     def estimate(self, recall: float, core: float | None = None) -> None:
         """Record the method's own estimate of Recall@P* after its latest proposal (the trace's
         `est_recall`; NaN where a method gives none) and, where it gives one, of its recall of the core
-        (`est_core`, `pipeline.search.core_recall`)."""
+        (`est_core`, `pipeline.search.stopping.core_recall`)."""
         if self.b == 0:
             raise ValueError("no proposal has been made yet, so there is nothing to estimate the recall of")
         self._estimate[self.b - 1] = float(recall)
@@ -145,7 +145,7 @@ class Ledger:
 
     @property
     def has_inputs(self) -> bool:
-        """Whether the oracle holds per-unit outcomes (`pipeline.search.unit_outcomes`)."""
+        """Whether the oracle holds per-unit outcomes (`pipeline.search.racing.unit_outcomes`)."""
         return getattr(self.oracle, "inputs", None) is not None
 
     def inputs_of(self, indices: np.ndarray) -> UnitOutcomes:

@@ -15,9 +15,9 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from pipeline.search.racing import FIRST, GROWTH, Race, Z
-from pipeline.search.unit_outcomes import UnitOutcomes, UnitRecorder
-from pipeline.space import Space
+from pipeline.search.racing.racing import FIRST, GROWTH, Race, Z
+from pipeline.search.racing.unit_outcomes import UnitOutcomes, UnitRecorder
+from pipeline.front.space import Space
 
 Objectives = tuple[float, float]
 
@@ -135,7 +135,7 @@ class Settled(NamedTuple):
 
 
 class RacedOracle(Oracle):
-    """An oracle that races every new configuration over its inputs (`pipeline.search.racing`): a stopped one
+    """An oracle that races every new configuration over its inputs (`pipeline.search.racing.racing`): a stopped one
     answers its estimate δ̂ and its exact ρ, a completed one its exact objectives; asked again, the same answer.
     `_race(indices)` races one round's new configurations and settles each."""
 

@@ -16,7 +16,7 @@ from typing import Any
 from joblib import Parallel, delayed
 from tqdm import tqdm
 
-from pipeline.numerics import n_workers
+from pipeline.runtime.numerics import n_workers
 
 
 def import_modules(*modules: str) -> None:

@@ -5,11 +5,11 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.catalog import SEARCH_METHODS as METHODS
-from pipeline.search.base import Method
+from pipeline.plugins.catalog import SEARCH_METHODS as METHODS
+from pipeline.search.methods.base import Method
 from pipeline.search.ledger import Progress
 from pipeline.search.oracle import Oracle
-from pipeline.space import Space
+from pipeline.front.space import Space
 
 
 def method_class(name: str) -> type[Method]:
@@ -17,7 +17,7 @@ def method_class(name: str) -> type[Method]:
     fails with the list of valid names."""
     cls = METHODS.get(name)
     if not (isinstance(cls, type) and issubclass(cls, Method)):
-        raise ValueError(f"search method {name!r} is {cls!r}, not a subclass of pipeline.search.base.Method")
+        raise ValueError(f"search method {name!r} is {cls!r}, not a subclass of pipeline.search.methods.base.Method")
     return cls
 
 
@@ -35,7 +35,7 @@ def run_search(method: str, oracle: Oracle, space: Space, budget: int, seed: int
     """Run `method` with proposal budget `budget` and RNG seed `seed`, evaluating at most `batch_size`
     configurations per round; return its trace: one row per proposal with columns b, one per dimension
     (named `space.names`), round, is_new, u, delta, rho (and est_recall for a method that estimates its
-    own recall). A method guided by another objective (`pipeline.search.guided`) searches `oracle` and
+    own recall). A method guided by another objective (`pipeline.search.methods.guided`) searches `oracle` and
     records the (δ, ρ) of `truth` in its trace. `progress` hears of every finished round (`Ledger`)."""
     trace = get_method(method, **hyperparameters).run(oracle, space, budget, seed, batch_size, progress)
     if truth is not None:

@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline.catalog import SEARCH_METHODS
-from pipeline.fingerprint import library_versions, stage_fingerprint
-from pipeline.groundtruth_inputs import unit_fidelity, unit_outcomes
-from pipeline.groundtruth_table import validate_groundtruth
+from pipeline.plugins.catalog import SEARCH_METHODS
+from pipeline.runtime.fingerprint import library_versions, stage_fingerprint
+from pipeline.front.per_input import unit_fidelity, unit_outcomes
+from pipeline.front.ground_truth_table import validate_groundtruth
 from pipeline.search.ground_truth import GroundTruth, table_metrics, table_space
 from pipeline.search.traces import load_traces
-from pipeline.search.unit_outcomes import UnitOutcomes
-from pipeline.space import Space
+from pipeline.search.racing.unit_outcomes import UnitOutcomes
+from pipeline.front.space import Space
 
 Problem = tuple[str, str, GroundTruth, dict[str, list[tuple[int, pd.DataFrame]]]]
 # The modules that compute a trace or a tuning cell (their stage fingerprints' roots): the package and every
@@ -49,7 +49,7 @@ def read_groundtruth(path: Path, name: str, space: Space | None = None) -> pd.Da
 def read_units(path: Path, table: pd.DataFrame, labels: np.ndarray, metric: str, task_metric: str, seed: int = 0
                ) -> UnitOutcomes:
     """The per-unit layer of a ground-truth table for `metric` from its per-input file at `path`
-    (`pipeline.groundtruth_inputs`), as its confidence columns were computed: outcomes per unit (an input, or a
+    (`pipeline.front.per_input`), as its confidence columns were computed: outcomes per unit (an input, or a
     code problem), the unit's fidelity (the table's set-level value where the metric has no per-input column),
     strata by class for accuracy, the ground truth's bootstrap `seed`, and the slopes from the raw δ and ρ to the
     table's min-max normalised `delta_norm` and `rho_<metric>_norm`. Rows in Θ's index order."""

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline import columns as col
+from pipeline.front import columns as col
 from pipeline.config.errors import InputError, Text
 from pipeline.search.registry import method_class
-from pipeline.space import Space
+from pipeline.front.space import Space
 
 Traces = dict[str, dict[str, list[tuple[int, pd.DataFrame]]]]  # {metric: {method: [(seed, trace), …]}}
 

@@ -25,7 +25,7 @@ def data_dir(cfg) -> Path:
 
 
 def store_path(cfg, stage: str, name: str) -> Path:
-    """The resume store of one stage (`pipeline.store`); outside DVC's outputs, which DVC deletes before a run."""
+    """The resume store of one stage (`pipeline.runtime.store`); outside DVC's outputs, which DVC deletes before a run."""
     return ROOT / cfg.paths.data / "cache" / "store" / stage / f"{name}.sqlite"
 
 
@@ -44,8 +44,8 @@ def sibling(path: Path, suffix: str) -> Path:
 
 
 def final_paths(cfg) -> dict[str, Path]:
-    """The final ground-truth files (`pipeline.groundtruth.write_final`): table, summary, P* gallery and the
-    per-input outcomes (`pipeline.groundtruth_inputs`)."""
+    """The final ground-truth files (`pipeline.benchmark.ground_truth.write_final`): table, summary, P* gallery and the
+    per-input outcomes (`pipeline.front.per_input`)."""
     table = table_path(cfg)
     return {"table": table, "summary": sibling(table, ".summary.json"), "gallery": sibling(table, ".gallery.npz"),
             "inputs": sibling(table, ".inputs.parquet")}

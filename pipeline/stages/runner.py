@@ -5,9 +5,9 @@ Run with no arguments (as `dvc repro` does), a stage reads `params.yaml`, the co
 and sets those keys (how one script serves several DVC stages). Run with arguments, it is a Hydra app over
 `conf/`: `python scripts/groundtruth.py benchmark=digits shard=0 num_shards=4`, or `-m` for a multirun
 sweep with any launcher (`hydra/launcher=joblib`, `hydra/launcher=submitit_slurm`).
-Every stage runs in the pinned numerical environment of `pipeline.numerics` (same bits on any AVX2
+Every stage runs in the pinned numerical environment of `pipeline.runtime.numerics` (same bits on any AVX2
 machine), whoever starts it: `dvc repro`, `dvc exp run`, Hydra multirun jobs or a plain `python` call.
-Each stage script imports `pipeline.pin` before anything else, so the one re-execution under the pinned
+Each stage script imports `pipeline.runtime.pin` before anything else, so the one re-execution under the pinned
 environment happens before its heavy imports (2-3 s a stage); `run_stage` pins too, for a script that
 does not, and importing this module does nothing.
 Jobs a launcher runs in other processes (joblib, submitit, SLURM) unpickle the task by reference to its
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from omegaconf import DictConfig, OmegaConf
 
-from pipeline.numerics import configure_torch_when_imported, ensure_pinned
+from pipeline.runtime.numerics import configure_torch_when_imported, ensure_pinned
 from pipeline.stages.layout import CONF_DIR, PARAMS, ROOT
 
 if TYPE_CHECKING:
@@ -199,7 +199,7 @@ DEVICE_STAGES: dict[str, Callable[[DictConfig], bool]] = {"groundtruth": lambda 
 def check_paths(cfg: DictConfig) -> None:
     """An output or data folder where no file can be made is refused before anything is read or computed."""
     from pipeline.config import ConfigError
-    from pipeline.io import unwritable
+    from pipeline.runtime.io import unwritable
 
     for key in ("outputs", "data"):
         why = unwritable(ROOT / cfg.paths[key])
@@ -210,8 +210,8 @@ def check_paths(cfg: DictConfig) -> None:
 def check_device(cfg: DictConfig) -> None:
     """A stage that runs models stops at its start when this machine lacks `device` (`device=cuda` without
     CUDA): one line naming the key, in the process that would use it (a Hydra or SLURM job, not the host
-    that submits it). A stage that builds plug-ins checks them itself (`pipeline.builders.check_plugins`)."""
-    from pipeline.device import resolve_device
+    that submits it). A stage that builds plug-ins checks them itself (`pipeline.benchmark.build.check_plugins`)."""
+    from pipeline.runtime.device import resolve_device
 
     uses = DEVICE_STAGES.get(Path(sys.argv[0]).stem)
     if uses is not None and uses(cfg):
@@ -273,7 +273,7 @@ def plain(cfg: Any) -> Any:
 
 
 def benchmark_spec(cfg: DictConfig) -> dict[str, Any]:
-    """The benchmark as the library takes it (`pipeline.builders`): the `benchmark` node with the model
+    """The benchmark as the library takes it (`pipeline.benchmark.build`): the `benchmark` node with the model
     under test (`model`) and the fidelity metrics (`fidelity`), which are config groups of their own.
     `device` goes where each reads it: into the model spec (`spec["model"]["device"]`, model adapters)
     and at the top (`spec["device"]`, fidelity metrics and their feature networks)."""

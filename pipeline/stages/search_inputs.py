@@ -8,7 +8,7 @@ import pandas as pd
 
 from pipeline.config import search_budget
 from pipeline.config.search import seeds_of
-from pipeline.fingerprint import unit_key
+from pipeline.runtime.fingerprint import unit_key
 from pipeline.search import TableOracle, method_class
 from pipeline.search.ground_truth import GroundTruth
 from pipeline.search.tables import (
@@ -19,7 +19,7 @@ from pipeline.search.tables import (
     read_groundtruth,
     search_fingerprint,
 )
-from pipeline.space import Space
+from pipeline.front.space import Space
 from pipeline.stages.layout import outputs, table_path, trace_path, traces_dir
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from pipeline.io import write_text
+from pipeline.runtime.io import write_text
 from pipeline.stages.layout import ROOT, stage_code_path
 from pipeline.stages.table import STAGES
 

@@ -2,7 +2,7 @@
 generated (`make dvc.yaml`; a test checks the committed file is current).
 
 Generated rather than hand-written because the two things that drift by hand come for free here: each
-stage's code dependencies are the transitive project imports of its script (`pipeline.fingerprint`,
+stage's code dependencies are the transitive project imports of its script (`pipeline.runtime.fingerprint`,
 the same closure that keys the resume store), and its inputs and outputs are the path functions of
 `pipeline.stages.layout` that the scripts themselves write to, evaluated on a config whose values are DVC's
 `${...}` templates. Adding a stage is one entry here.
@@ -18,10 +18,10 @@ from typing import Callable
 import yaml
 from omegaconf import OmegaConf
 
-from pipeline.catalog import ADEQUACY, FUZZ_ADAPTERS, SEARCH_METHODS, TASK_METRICS
-from pipeline.fingerprint import module_closure
-from pipeline.plugins import target_module
-from pipeline.io import write_text
+from pipeline.plugins.catalog import ADEQUACY, FUZZ_ADAPTERS, SEARCH_METHODS, TASK_METRICS
+from pipeline.runtime.fingerprint import module_closure
+from pipeline.benchmark.plugin_code import target_module
+from pipeline.runtime.io import write_text
 from pipeline.stages.layout import (
     PARAMS,
     ROOT,
@@ -50,7 +50,7 @@ from pipeline.stages.layout import (
 )
 
 SEARCH_CODE = ("pipeline.search", *SEARCH_METHODS.modules())  # as `pipeline.search.tables.CODE`, without importing it
-# What a benchmark stage runs by import path (`pipeline.plugins.code_modules`), for every benchmark of conf/: the
+# What a benchmark stage runs by import path (`pipeline.benchmark.plugin_code.code_modules`), for every benchmark of conf/: the
 # built-in `_target_` modules of conf/model and conf/benchmark, every task metric and the adequacy metrics.
 BENCHMARK_CODE = tuple(sorted({
     target_module(t) for f in sorted((ROOT / "conf").glob("*/*.yaml"))
@@ -120,7 +120,7 @@ class Stage:
     pool: bool = False                    # runs a worker process per core (`workers`): `scripts/repro.py` counts it as every core
 
     def sources(self) -> list[Path]:
-        """The source files it runs: the closure of its script and of `code` (`pipeline.fingerprint`)."""
+        """The source files it runs: the closure of its script and of `code` (`pipeline.runtime.fingerprint`)."""
         return module_closure([f"scripts.{self.script}", *self.code])
 
     def runs_with(self, script: str, cfg) -> bool:
@@ -258,9 +258,9 @@ PLUGIN_STAGES = ("prepare", "perturb", "groundtruth", "search")
 
 
 def plugin_deps(params: Path) -> list[str]:
-    """The source files of the plug-ins params.yaml's benchmark names (`pipeline.plugins`), as absolute paths
+    """The source files of the plug-ins params.yaml's benchmark names (`pipeline.benchmark.plugin_code`), as absolute paths
     (DVC tracks files outside the repository too): none for the embedded default."""
-    from pipeline.plugins import plugin_sources
+    from pipeline.benchmark.plugin_code import plugin_sources
 
     cfg = OmegaConf.to_container(OmegaConf.load(params), resolve=True)
     spec = {**cfg["benchmark"], "model": cfg["model"], "fidelity": cfg["fidelity"]}

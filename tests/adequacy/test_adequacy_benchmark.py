@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 
 from pipeline.adequacy import ActivationProfile
-from pipeline.builders import build_benchmark
+from pipeline.benchmark.build import build_benchmark
 
 
 def test_prepare_writes_the_training_profile(tiny):

@@ -13,10 +13,10 @@ import torch
 
 from pipeline.adequacy import ActivationProfile
 from pipeline.adequacy.text_model import PCA_COMPONENTS, SURPRISE_LAYER, Projection, coverage_layers, fit_projection
-from pipeline.builders import build_benchmark
+from pipeline.benchmark.build import build_benchmark
 from pipeline.models.text_encoder import default_encoder, load_local_model, minilm_path
 from pipeline.perturb.compose import compose
-from pipeline.preparation import prepare
+from pipeline.benchmark.preparation import prepare
 from pipeline.stages.runner import benchmark_spec, compose_job
 from tests.adequacy import adequacy_oracles as oracle
 

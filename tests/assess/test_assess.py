@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.pareto import pareto_mask
+from pipeline.front.pareto import pareto_mask
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDS = ["good", "fine", "great", "bad", "poor", "awful"]
@@ -159,7 +159,7 @@ def test_the_script_runs_a_users_plugin_into_its_run_folder(tmp_path, monkeypatc
 
 
 def test_front_members_carry_their_membership_probability(run):
-    from pipeline.membership import bootstrap_membership
+    from pipeline.front.membership import bootstrap_membership
 
     result, folder, _ = run
     front = pd.read_csv(folder / "out" / "runs" / "reviews" / "front.csv")

@@ -191,8 +191,8 @@ def test_limit_ideal_and_method_multiples() -> None:
     import numpy as np
     import pandas as pd
 
-    from pipeline.search.pnd import lattice_design
-    from pipeline.space import Space
+    from pipeline.search.methods.pnd import lattice_design
+    from pipeline.front.space import Space
 
     limit = load_script("bench_search_limit")
     space = Space(("a", "b", "c", "d"), 6)
@@ -214,8 +214,8 @@ def test_heldout_quick_writes_the_core_columns(tmp_path: Path) -> None:
     paired comparison on it with ties where the interval covers 0, and both calibration tables on the core."""
     import pandas as pd
 
-    from pipeline.search.comparison import censored_u
-    from pipeline.search.synthetic import METRIC, synthetic_confidence
+    from pipeline.search.scoring.comparison import censored_u
+    from pipeline.search.studies.synthetic import METRIC, synthetic_confidence
 
     heldout = load_script("bench_search_heldout")
     result = subprocess.run([sys.executable, "benchmarks/bench_search_heldout.py", "--quick", "--out", str(tmp_path)], cwd=ROOT,
@@ -285,8 +285,8 @@ def test_limit_measures_the_leave_one_out_order_against_the_core(monkeypatch) ->
     import numpy as np
     import pandas as pd
 
-    from pipeline.search.pnd import lattice_design
-    from pipeline.space import Space
+    from pipeline.search.methods.pnd import lattice_design
+    from pipeline.front.space import Space
 
     limit = load_script("bench_search_limit")
     space = Space(("a", "b", "c", "d"), 6)

@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from pipeline.benchmark import Benchmark
+from pipeline.benchmark.problem import Benchmark
 from pipeline.code.robust_pass import (
     ExecutionCache,
     RobustPassPredictor,
@@ -25,7 +25,7 @@ from pipeline.data.humaneval import CodeProblem, check_program, humaneval_path, 
 from pipeline.fidelity.text import ChrFFidelity
 from pipeline.models.code_retrieval import RetrievalCodeModel, char_ngrams
 from pipeline.perturb.registry import get_perturbation
-from pipeline.space import Space
+from pipeline.front.space import Space
 
 FAMILIES = ("butterfingers", "char_case", "whitespace", "newline")
 

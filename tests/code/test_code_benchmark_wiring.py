@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.benchmark import get_task_metric
+from pipeline.benchmark.problem import get_task_metric
 from pipeline.config import ConfigError
 from pipeline.fidelity.code import variant_rows
 from pipeline.stages.runner import compose_job, load_params

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from joblib import Parallel, delayed
 
-from pipeline.columns import require_columns
+from pipeline.front.columns import require_columns
 from pipeline.config import ConfigError, InputError
 from pipeline.config.errors import MISSING_VALUE, Text, yaml_error
 from pipeline.config.rules import in_range
@@ -55,7 +55,7 @@ def _input_column_only(path: str) -> None:
 
 def _plugin(path: str) -> None:
     """The live-search case: a data set plug-in that refuses its keys, built in the worker."""
-    from pipeline.plugins import build
+    from pipeline.benchmark.plugin_code import build
 
     build({"_target_": "pipeline.data.text_table.TextTableDataSet", "path": path, "label_column": "lable"}, "benchmark.dataset")
 

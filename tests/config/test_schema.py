@@ -13,13 +13,13 @@ from hydra.errors import HydraException
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from pipeline.catalog import ZOO_KINDS
+from pipeline.plugins.catalog import ZOO_KINDS
 from pipeline.config import ConfigError, apply_overrides, derived_mu, derived_tune_mu, validate_config
 from pipeline.config.dataset import DATASET_KINDS
 from pipeline.config.fuzz import CampaignSettings, FuzzAdaptersConfig
 from pipeline.config.model import MODEL_KINDS, DigitsCNNModel
 from pipeline.config.paired import ZooModel
-from pipeline.registry import load_import_path
+from pipeline.plugins.registry import load_import_path
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUPS = ("model", "benchmark", "modality", "search", "paired", "fuzz")
@@ -146,7 +146,7 @@ def test_schema_kinds_match_the_implementations():
     """Every built-in model and data set config names a `_target_` that imports and fits its protocol; every zoo
     kind's typed options are its factory's arguments; every fuzz adapter has its settings."""
     from pipeline.fuzz.adapters import ADAPTERS, CAMPAIGN_KEYS
-    from pipeline.plugins import DATASET_PROTOCOLS, MODEL_PROTOCOLS, check_class
+    from pipeline.benchmark.plugin_code import DATASET_PROTOCOLS, MODEL_PROTOCOLS, check_class
 
     for path in sorted((ROOT / "conf" / "model").glob("*.yaml")):
         node = OmegaConf.to_container(OmegaConf.load(path))

@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 
 from pipeline.config import ConfigError, InputError
-from pipeline.groundtruth_table import validate_groundtruth
+from pipeline.front.ground_truth_table import validate_groundtruth
 from pipeline.paired.records import expected_conditions, records_from_probabilities, validate_records, validate_records_cells
 from pipeline.search import METHODS
 from pipeline.search.traces import validate_trace
-from pipeline.space import Space
+from pipeline.front.space import Space
 
 NAMES, LEVELS, METRICS = ("brightness", "pixelate"), 3, ("ssim", "kid")
 GT = "outputs/groundtruth/tiny.parquet"
@@ -32,7 +32,7 @@ def _raw() -> pd.DataFrame:
 
 
 def _table() -> pd.DataFrame:
-    from pipeline.groundtruth import finalize
+    from pipeline.benchmark.ground_truth import finalize
 
     return finalize(_raw(), list(METRICS))
 

@@ -4,7 +4,7 @@ Run under the pinned numerics (it pins itself, or inherits them), natively or un
 (`tests/cross_vendor/test_cross_vendor.py`): the digits CNN's training steps and inference, SSIM and the KID
 feature network, the text encoder's encodings and BERT-F1, code chrF and code BERT-F1, numpy's and scipy's
 OpenBLAS, torch's float64 products and Cholesky factor, and GP-PND's Gaussian-process fit."""
-import pipeline.pin  # noqa: F401  (first: pins the numerical environment)
+import pipeline.runtime.pin  # noqa: F401  (first: pins the numerical environment)
 
 import hashlib
 import json
@@ -14,7 +14,7 @@ import numpy as np
 import scipy.linalg
 import torch
 
-from pipeline.numerics import configure_torch
+from pipeline.runtime.numerics import configure_torch
 
 
 def md5(*arrays) -> str:
@@ -60,7 +60,7 @@ def text() -> dict[str, str]:
 
 
 def search() -> dict[str, str]:
-    from pipeline.search.gp_surrogate import fit_gp
+    from pipeline.search.surrogate.gp_surrogate import fit_gp
 
     rng = np.random.default_rng(2)
     Z = rng.integers(0, 6, size=(40, 4)) / 5.0

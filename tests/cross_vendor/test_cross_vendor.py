@@ -1,4 +1,4 @@
-"""The cross-vendor contract (pipeline.numerics): a slice of every numerical path the committed outputs take gives
+"""The cross-vendor contract (pipeline.runtime.numerics): a slice of every numerical path the committed outputs take gives
 the committed digests, on this host's CPU and, where QEMU's user-mode emulator is installed, on an emulated Intel
 Haswell and an emulated AMD EPYC-Rome; MKL runs only its COMPATIBLE branch and oneDNN never runs."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.numerics import PINNED
+from pipeline.runtime.numerics import PINNED
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

@@ -10,7 +10,7 @@ from PIL import Image
 from torchvision.datasets import ImageFolder
 
 from pipeline.data.image_folder import ImageFolderDataSet, subset_indices
-from pipeline.protocols import DataSet
+from pipeline.plugins.protocols import DataSet
 
 CLASSES = ["zebra", "Ant", "cat"]  # not sorted; sorted order is Ant, cat, zebra (uppercase first)
 MODES = ["RGB", "L", "RGBA", "P"]

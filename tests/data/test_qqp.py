@@ -17,7 +17,7 @@ from pipeline.config import ConfigError
 from pipeline.data.qqp import load_qqp
 from pipeline.perturb import text
 from pipeline.stages.runner import compose_job
-from pipeline.text_pairs import is_pair, side_seed, sides
+from pipeline.perturb.text_pairs import is_pair, side_seed, sides
 from tests.in_process import run_or_fail
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -253,7 +253,7 @@ def test_unset_paths_are_one_line_naming_the_key_and_the_environment_variable(mo
 
 
 def test_prepare_and_ground_truth_of_a_tiny_qqp_benchmark(tmp_path, checkpoint, classifier, monkeypatch, capsys):
-    from pipeline.benchmark import accuracy
+    from pipeline.benchmark.problem import accuracy
     from pipeline.perturb.compose import compose
     from pipeline.perturb.registry import get_perturbation
 

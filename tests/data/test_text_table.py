@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pipeline.data.text_table import TextTableDataSet
-from pipeline.protocols import DataSet
+from pipeline.plugins.protocols import DataSet
 
 
 def _csv(path: Path, text: str) -> str:

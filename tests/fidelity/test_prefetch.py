@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.benchmark import PREFETCH_INPUTS, Benchmark
+from pipeline.benchmark.problem import PREFETCH_INPUTS, Benchmark
 from pipeline.fidelity.text import BERTScoreFidelity
 from pipeline.models.text_encoder import TextEncoder
 from tests.synthetic import make_benchmark

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from pipeline.figures.voxels import front_voxels, plot_front_voxels
-from pipeline.space import Space
+from pipeline.front.space import Space
 from tests.search.search_fixtures import NAMES4, synthetic_table
 
 

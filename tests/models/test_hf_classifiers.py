@@ -12,7 +12,7 @@ import torch
 import transformers
 
 from pipeline.models.hf_classifiers import HFImageClassifier, HFSequenceClassifier
-from pipeline.protocols import Classifier
+from pipeline.plugins.protocols import Classifier
 
 WORDS = "the a cat dog sat on mat is was good bad very not movie film plot".split()
 SENTENCES = ["the cat sat on the mat", "a very good movie", "not good", "the plot was bad bad bad",

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.conformance import conform_inputs
+from pipeline.benchmark.conformance import conform_inputs
 from pipeline.perturb.materialize import PerturbationStore
 from pipeline.perturb.registry import get_perturbation
-from pipeline.space import Space
+from pipeline.front.space import Space
 from pipeline.stages.runner import load_params
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,12 +11,12 @@ import json
 import numpy as np
 import pytest
 
-from pipeline.benchmark import Benchmark, accuracy
+from pipeline.benchmark.problem import Benchmark, accuracy
 from pipeline.perturb.compose import PrefixCache, compose
 from pipeline.perturb.fill import materialize
 from pipeline.perturb.materialize import PerturbationStore, data_digest, perturbation_fingerprint
 from pipeline.perturb.registry import Perturbation, get_perturbation
-from pipeline.space import Space
+from pipeline.front.space import Space
 from tests.synthetic import make_benchmark
 
 NAMES = ("brightness", "pixelate")
@@ -222,7 +222,7 @@ def test_each_key_part_names_its_own_folder(tmp_path, images, perturbations):
 
 
 def test_default_code_fingerprint_covers_the_perturbation_source(perturbations, monkeypatch):
-    from pipeline import fingerprint
+    from pipeline.runtime import fingerprint
 
     seen = []
     real = fingerprint.source_fingerprint

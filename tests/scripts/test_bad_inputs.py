@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.space import Space
+from pipeline.front.space import Space
 from tests.search.search_fixtures import synthetic_table
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -105,9 +105,9 @@ def test_a_text_file_with_a_hugging_face_sequence_classifier(tmp_path, monkeypat
 
 
 def test_a_data_set_read_in_place_is_recorded_so_its_edits_change_the_assets(tmp_path):
-    """`prepare` records D's size and digest (`pipeline.preparation.record_test_set`): the prepared folder, and so
+    """`prepare` records D's size and digest (`pipeline.benchmark.preparation.record_test_set`): the prepared folder, and so
     the ground truth's resume key (`asset_digest`), changes when an image of the folder does, and only then."""
-    from pipeline.preparation import record_test_set
+    from pipeline.benchmark.preparation import record_test_set
 
     for name in ("a", "b"):
         (tmp_path / "images" / name).mkdir(parents=True)

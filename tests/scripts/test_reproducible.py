@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.numerics import PINNED
+from pipeline.runtime.numerics import PINNED
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECKED = ("data/tiny/model.pt", "data/tiny/features.pt", "data/tiny/splits.npz", "outputs/groundtruth/tiny.parquet",

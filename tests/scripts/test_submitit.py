@@ -7,13 +7,13 @@
 submitit.local._local` in a process of its own), the path a SLURM array takes, minus sbatch. The merged
 table is byte-identical to the unsharded one; a shard killed mid-run and resubmitted resumes and gives the
 same table; the merge refuses a shard made from another config with one line naming it, exit status 2
-(the library-level check, with a made-up code fingerprint: tests/test_groundtruth.py::
+(the library-level check, with a made-up code fingerprint: tests/benchmark/test_ground_truth.py::
 test_merge_refuses_a_shard_made_from_other_code).
 
 The fast tier submits one shard through submitit (the killed one, resubmitted) and merges the three; the slow
 tier (`pytest -m slow`) adds all three shards as one submitit array merged by the merge script as its own
 process, and the live batch search through submitit jobs, killed and resumed. Their paths in the fast tier: one
-submitit job per chunk of a live round (tests/test_live_evaluation.py::test_submitit_jobs_give_the_direct_values)
+submitit job per chunk of a live round (tests/benchmark/test_live_evaluation.py::test_submitit_jobs_give_the_direct_values)
 and a live search stopped mid-run and resumed (tests/search/test_search_stages.py::
 test_live_mode_resumes_an_interrupted_run_with_the_uninterrupted_trace)."""
 from __future__ import annotations
@@ -103,7 +103,7 @@ def test_shards_through_submitit_merge_to_the_unsharded_table(base, tmp_path):
 # the values do not change.
 PACED = """
 import runpy, sys, time
-from pipeline.benchmark import Benchmark
+from pipeline.benchmark.problem import Benchmark
 evaluate_many = Benchmark.evaluate_many
 def paced(self, *args, **kwargs):
     for item in evaluate_many(self, *args, **kwargs):

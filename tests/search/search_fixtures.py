@@ -6,8 +6,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from pipeline.pareto import pareto_mask
-from pipeline.space import Space
+from pipeline.front.pareto import pareto_mask
+from pipeline.front.space import Space
 
 NAMES4 = ("speckle_noise", "glass_blur", "brightness", "pixelate")
 
@@ -38,7 +38,7 @@ def synthetic_table(space: Space, metrics: Sequence[str] = ("ssim", "kid"), seed
 
 
 def general_non_domination_probability(mean: np.ndarray, sd: np.ndarray, front: np.ndarray) -> np.ndarray:
-    """`pipeline.search.nondomination.non_domination_probability` by its general formula only, the step branch
+    """`pipeline.search.acquisition.nondomination.non_domination_probability` by its general formula only, the step branch
     taken element by element (`np.where`): the reference its no-step path must match bit for bit."""
     from scipy.special import ndtr
 
@@ -53,7 +53,7 @@ def general_non_domination_probability(mean: np.ndarray, sd: np.ndarray, front: 
 
 
 def general_undominated_count(mean: np.ndarray, sd: np.ndarray, points: np.ndarray) -> float:
-    """`pipeline.search.nondomination.undominated_count` by its general formula only (as above)."""
+    """`pipeline.search.acquisition.nondomination.undominated_count` by its general formula only (as above)."""
     from scipy.special import ndtr
 
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -64,7 +64,7 @@ def general_undominated_count(mean: np.ndarray, sd: np.ndarray, points: np.ndarr
 
 def kernel_composition(amplitude: float, length_scale: np.ndarray, noise: float):
     """scikit-learn's `ConstantKernel * RBF + WhiteKernel` with GP-PND's bounds: the oracle of
-    `pipeline.search.gp_surrogate.AmplitudeRBFWhite` (its test, and part (6) of benchmarks/bench_search.py)."""
+    `pipeline.search.surrogate.gp_surrogate.AmplitudeRBFWhite` (its test, and part (6) of benchmarks/bench_search.py)."""
     from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
     return ConstantKernel(amplitude, (1e-3, 1e3)) * RBF(length_scale, (1e-2, 1e2)) + WhiteKernel(noise, (1e-6, 1.0))

@@ -10,7 +10,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 
-from pipeline.search.gp_surrogate import AmplitudeRBFWhite, fit_gp
+from pipeline.search.surrogate.gp_surrogate import AmplitudeRBFWhite, fit_gp
 from tests.search.search_fixtures import kernel_composition
 
 

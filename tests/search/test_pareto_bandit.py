@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.pareto import pareto_mask
-from pipeline.search.pareto_bandit import (
+from pipeline.front.pareto import pareto_mask
+from pipeline.search.methods.pareto_bandit import (
     dominated_by,
     evaluations_to_recover,
     hoeffding_serfling_radius,
@@ -16,8 +16,8 @@ from pipeline.search.pareto_bandit import (
     units_sampler,
     units_span,
 )
-from pipeline.search.synthetic import synthetic_table, synthetic_units
-from pipeline.search.unit_outcomes import UnitOutcomes
+from pipeline.search.studies.synthetic import synthetic_table, synthetic_units
+from pipeline.search.racing.unit_outcomes import UnitOutcomes
 
 DELTA = 0.1
 RUNS = 100

@@ -1,4 +1,4 @@
-"""Racing over inputs (issue 30, `pipeline.search.racing`): slices, the paired bound against a direct computation, the
+"""Racing over inputs (issue 30, `pipeline.search.racing.racing`): slices, the paired bound against a direct computation, the
 rule never stopping a configuration the bound leaves on the front, the cost columns, and a raced run's front."""
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ import pytest
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel
 
-from pipeline.pareto import pareto_mask
+from pipeline.front.pareto import pareto_mask
 from pipeline.search import RacingOracle, TableOracle, run_search
-from pipeline.search.cost import completed_share, evaluations_to_complete
+from pipeline.search.scoring.cost import completed_share, evaluations_to_complete
 from pipeline.search.ledger import Ledger
-from pipeline.search.live_racing import LiveRacingOracle
-from pipeline.search.gp_surrogate import IncrementalGP
-from pipeline.search.racing import Race, input_order, paired_bounds, slice_ends
-from pipeline.search.unit_outcomes import UnitOutcomes
-from pipeline.space import Space
+from pipeline.search.racing.live_racing import LiveRacingOracle
+from pipeline.search.surrogate.gp_surrogate import IncrementalGP
+from pipeline.search.racing.racing import Race, input_order, paired_bounds, slice_ends
+from pipeline.search.racing.unit_outcomes import UnitOutcomes
+from pipeline.front.space import Space
 
 SPACE = Space(("p0", "p1", "p2"), 4)  # 64 configurations
 

@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 import torch
 
-from pipeline import catalog
+from pipeline.plugins import catalog
 from pipeline.search import METHODS, TableOracle, pareto_flags, run_metrics, run_search
-from pipeline.search.base import Method
-from pipeline.search.epal import DISCARDED, PARETO, UNDECIDED, beta, classify, intersect
+from pipeline.search.methods.base import Method
+from pipeline.search.methods.epal import DISCARDED, PARETO, UNDECIDED, beta, classify, intersect
 from pipeline.search.ledger import Ledger
 from pipeline.search.traces import validate_trace
-from pipeline.space import Space
+from pipeline.front.space import Space
 from tests.search.search_fixtures import NAMES4, synthetic_table
 
 ANCHORS = ("optuna_nsga2", "optuna_tpe", "optuna_gp", "botorch_qlognehvi", "epal")
@@ -153,7 +153,7 @@ def test_botorch_runs_its_python_path_and_compiles_nothing(problem, monkeypatch)
     import torch.utils.cpp_extension
     from botorch.acquisition.multi_objective import logei
 
-    import pipeline.search.botorch_ehvi  # noqa: F401  (the pin is set on import)
+    import pipeline.search.methods.botorch_ehvi  # noqa: F401  (the pin is set on import)
 
     builds = []
     monkeypatch.setattr(torch.utils.cpp_extension, "load", lambda *a, **k: builds.append(k.get("name")))
@@ -208,7 +208,7 @@ def test_epal_regions_and_beta():
 
 
 def test_botorch_surrogate_keeps_its_hyperparameters_between_fits():
-    from pipeline.search.botorch_ehvi import hyperparameters_of, surrogate
+    from pipeline.search.methods.botorch_ehvi import hyperparameters_of, surrogate
 
     rng = np.random.default_rng(0)
     X = torch.as_tensor(rng.random((12, 2)), dtype=torch.float64)
@@ -231,7 +231,7 @@ def test_counting_nsga2_asks_what_optunas_own_sampler_asks(batch: int) -> None:
     that repeat values) has the same parameters and generation."""
     import optuna
 
-    from pipeline.search.optuna_samplers import CountingNSGAIISampler
+    from pipeline.search.methods.optuna_samplers import CountingNSGAIISampler
 
     def run(sampler: optuna.samplers.BaseSampler) -> list[tuple[tuple[int, ...], int]]:
         optuna.logging.set_verbosity(optuna.logging.WARNING)

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.search.comparison import censored_u, compare_to, paired_difference, recovery_summary
+from pipeline.search.scoring.comparison import censored_u, compare_to, paired_difference, recovery_summary
 
 SIZE = 1296
 

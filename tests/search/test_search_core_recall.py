@@ -7,12 +7,12 @@ import pandas as pd
 import pytest
 
 from pipeline.search import TableOracle, run_search
-from pipeline.search.core_recall import core_of_evaluated, estimated_core_recall, near_front
+from pipeline.search.stopping.core_recall import core_of_evaluated, estimated_core_recall, near_front
 from pipeline.search.ground_truth import table_space
 from pipeline.search.ledger import Ledger
-from pipeline.search.synthetic import METRIC, synthetic_confidence, synthetic_units
-from pipeline.search.unit_outcomes import UnitOutcomes
-from pipeline.space import Space
+from pipeline.search.studies.synthetic import METRIC, synthetic_confidence, synthetic_units
+from pipeline.search.racing.unit_outcomes import UnitOutcomes
+from pipeline.front.space import Space
 
 SMALL = Space(("p0", "p1", "p2"), 4)
 
@@ -106,7 +106,7 @@ def test_gp_pnd_stops_on_the_core_estimate_and_leaves_the_rest_alone() -> None:
 def test_a_live_recorder_keeps_the_units_outcomes_and_fidelity() -> None:
     """`UnitRecorder` turns a benchmark's per-input answers into the layer: correctness against the labels, the
     per-input fidelity's unit means, or the set-level value; for robust pass a code problem is one unit."""
-    from pipeline.search.unit_outcomes import UnitRecorder
+    from pipeline.search.racing.unit_outcomes import UnitRecorder
 
     labels = np.array([0, 1, 1, 0])
     rec = UnitRecorder(SMALL, labels, np.array([0, 1, 0, 0]), "accuracy", "ssim", seed=3)

@@ -5,10 +5,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.catalog import ADEQUACY
+from pipeline.plugins.catalog import ADEQUACY
 from pipeline.search import METHODS, TableOracle, run_search
-from pipeline.search.guided import AdequacyGuided
-from pipeline.space import Space
+from pipeline.search.methods.guided import AdequacyGuided
+from pipeline.front.space import Space
 from tests.search.search_fixtures import NAMES4, synthetic_table
 
 SPACE = Space(NAMES4[:3], 5)

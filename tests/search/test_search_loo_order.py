@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.pareto import pareto_mask
-from pipeline.search.loo_order import loo_order_u, loo_predictive, membership_probability
-from pipeline.space import Space
+from pipeline.front.pareto import pareto_mask
+from pipeline.search.studies.loo_order import loo_order_u, loo_predictive, membership_probability
+from pipeline.front.space import Space
 
 
 def test_loo_predictive_matches_conditioning_on_the_others():

@@ -5,13 +5,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.pareto import pareto_mask
+from pipeline.front.pareto import pareto_mask
 from pipeline.search import METHODS, TableOracle, get_method, rank_evaluated, recall_by_unique, run_metrics, run_search
 from pipeline.search.ground_truth import GroundTruth
 from pipeline.search.parallel import map_runs
-from pipeline.search.survival import rank_and_crowding
-from pipeline.search.variation import Variation
-from pipeline.space import Space
+from pipeline.search.methods.survival import rank_and_crowding
+from pipeline.search.methods.variation import Variation
+from pipeline.front.space import Space
 from tests.search.search_fixtures import NAMES4, synthetic_table
 
 SMALL = {"mu": 20}

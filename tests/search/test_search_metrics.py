@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from pipeline.search import auc_recall, recall_by_budget, recall_by_unique, recall_curve, run_metrics
-from pipeline.space import Space
+from pipeline.front.space import Space
 
 
 def hand_trace(space: Space, thetas: list[tuple[int, ...]]) -> pd.DataFrame:

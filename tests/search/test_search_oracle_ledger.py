@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from pipeline.search import Ledger, LiveOracle, TableOracle
-from pipeline.space import Space
+from pipeline.front.space import Space
 from tests.search.search_fixtures import NAMES4, synthetic_table
 
 
@@ -126,7 +126,7 @@ def test_ledger_rejects_bad_budget_and_clashing_names(space):
 
 
 def test_progress_hears_each_round_once_with_its_front_and_estimate(space):
-    from pipeline.pareto import pareto_mask
+    from pipeline.front.pareto import pareto_mask
     from pipeline.search import run_search
 
     table = synthetic_table(space)

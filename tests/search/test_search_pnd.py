@@ -8,14 +8,14 @@ from scipy.stats import norm
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
-from pipeline.pareto import pareto_mask
+from pipeline.front.pareto import pareto_mask
 from pipeline.search import METHODS, LiveOracle, TableOracle, run_metrics, run_search
 from pipeline.search.ground_truth import GroundTruth
-from pipeline.search.monotonicity import edge_monotonicity, lattice_edges, table_monotonicity
-from pipeline.search.gp_surrogate import IncrementalGP, Warp
-from pipeline.search.nondomination import non_domination_probability, undominated_count
-from pipeline.search.pnd import ParetoProbability, domination_margin, lattice_design
-from pipeline.space import Space
+from pipeline.search.studies.monotonicity import edge_monotonicity, lattice_edges, table_monotonicity
+from pipeline.search.surrogate.gp_surrogate import IncrementalGP, Warp
+from pipeline.search.acquisition.nondomination import non_domination_probability, undominated_count
+from pipeline.search.methods.pnd import ParetoProbability, domination_margin, lattice_design
+from pipeline.front.space import Space
 from tests.search.search_fixtures import NAMES4, general_non_domination_probability, general_undominated_count, synthetic_table
 
 # A perfectly monotone 4^3 table, δ = θ·w and ρ = 1 − θ·v (both linear, unnormalised), w = (3, 2, 1),
@@ -262,11 +262,11 @@ def test_batches_and_the_stopping_rule():
 
 
 def test_fits_start_afresh_so_a_degenerate_optimum_does_not_stick():
-    """The development table interacting-2 (pipeline.search.synthetic): warm-started from the previous fit, the δ GP
+    """The development table interacting-2 (pipeline.search.studies.synthetic): warm-started from the previous fit, the δ GP
     fell at 48 evaluations into an all-noise optimum (length scales at their lower bound) and stayed there, and the last
     members of P*, near the all-maximum corner, came at u = 1,293 of 1,296. Every fit from the default start: u = 117."""
     from pipeline.search.ground_truth import table_space
-    from pipeline.search.synthetic import synthetic_table as generated
+    from pipeline.search.studies.synthetic import synthetic_table as generated
 
     table = generated("interacting", 2)
     space = table_space(table)

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline.space import Space
+from pipeline.front.space import Space
 from tests.search.search_fixtures import synthetic_table
 
 ROOT = Path(__file__).resolve().parents[2]

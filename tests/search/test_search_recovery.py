@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.search.recovery import recovery_markdown, recovery_runs, recovery_table
-from pipeline.space import Space
+from pipeline.search.scoring.recovery import recovery_markdown, recovery_runs, recovery_table
+from pipeline.front.space import Space
 
 SPACE = Space(("p", "q"), 3)  # |Θ| = 9; index = 3·p + q
 PARETO = np.zeros(9, dtype=bool)

@@ -14,9 +14,9 @@ from pymoo.util.misc import random_permutations
 
 from pipeline.search import METHODS, get_method, run_search
 from pipeline.search.ground_truth import GroundTruth
-from pipeline.search.survival import rank_and_crowding
-from pipeline.search.variation import TOURNAMENTS, binary_tournament, dominance_tournament
-from pipeline.space import Space
+from pipeline.search.methods.survival import rank_and_crowding
+from pipeline.search.methods.variation import TOURNAMENTS, binary_tournament, dominance_tournament
+from pipeline.front.space import Space
 from tests.search.search_fixtures import NAMES4, synthetic_table
 
 

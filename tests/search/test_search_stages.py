@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from pipeline.pareto import pareto_mask
-from pipeline.space import Space
+from pipeline.front.pareto import pareto_mask
+from pipeline.front.space import Space
 from tests.search.search_fixtures import NAMES4, synthetic_table
 from tests.synthetic import make_benchmark
 
@@ -129,7 +129,7 @@ def test_summary_and_figures_from_traces(cfg, tmp_path):
 def live_stage(tmp_path, monkeypatch, bench, **live):
     """The search stage in live mode (serial) on `bench`, a synthetic benchmark over a 3^2 lattice evaluated in this
     process, with `search.live` settings `live`: (its config, the stage module)."""
-    from pipeline import groundtruth, live_evaluation
+    from pipeline.benchmark import ground_truth as groundtruth, live_evaluation
 
     cfg = config(tmp_path, names=("noise", "shift"), levels=3, fidelity=("negmse",))
     cfg.search.mode = "live"
@@ -259,8 +259,8 @@ def test_tune_as_a_hydra_multirun_sweep(tmp_path):
 
 
 def test_search_reads_the_groundtruth_stage_table_format():
-    """The table written by pipeline.groundtruth (raw evaluation -> finalize) is what search consumes."""
-    from pipeline.groundtruth import finalize, raw_table
+    """The table written by pipeline.benchmark.ground_truth (raw evaluation -> finalize) is what search consumes."""
+    from pipeline.benchmark.ground_truth import finalize, raw_table
     from pipeline.search import run_metrics, run_search
     from pipeline.search.ground_truth import GroundTruth, table_metrics, table_space
 

@@ -5,9 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.search.monotonicity import edge_monotonicity
-from pipeline.search.synthetic import DEFAULT_SPACE, DEV_SEEDS, FAMILIES, FRONT_SIZES, TEST_SEEDS, split_tables, synthetic_table
-from pipeline.space import Space
+from pipeline.search.studies.monotonicity import edge_monotonicity
+from pipeline.search.studies.synthetic import DEFAULT_SPACE, DEV_SEEDS, FAMILIES, FRONT_SIZES, TEST_SEEDS, split_tables, synthetic_table
+from pipeline.front.space import Space
 
 SEEDS = list(DEV_SEEDS[:8])
 

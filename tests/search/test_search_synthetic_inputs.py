@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.membership import bootstrap_membership
-from pipeline.search.synthetic import (
+from pipeline.front.membership import bootstrap_membership
+from pipeline.search.studies.synthetic import (
     DEFAULT_SPACE,
     FAMILIES,
     METRIC,
@@ -18,7 +18,7 @@ from pipeline.search.synthetic import (
     synthetic_inputs,
     synthetic_table,
 )
-from pipeline.space import Space
+from pipeline.front.space import Space
 
 SMALL = Space(("a", "b", "c"), 4)
 

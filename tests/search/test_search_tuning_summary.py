@@ -8,9 +8,9 @@ import pytest
 from pipeline.figures.recall import plot_recall, recall_panel
 from pipeline.search import recall_by_budget, recall_by_unique, run_search
 from pipeline.search.ground_truth import GroundTruth, table_metrics, table_space
-from pipeline.search.summary import metrics_tree, summarise_runs, table2, table2_markdown
-from pipeline.search.tuning import grid, grid_cells, select_setting, setting_scores, tie_report
-from pipeline.space import Space
+from pipeline.search.scoring.summary import metrics_tree, summarise_runs, table2, table2_markdown
+from pipeline.search.studies.tuning import grid, grid_cells, select_setting, setting_scores, tie_report
+from pipeline.front.space import Space
 from tests.search.search_fixtures import NAMES4, synthetic_table
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.pareto import pareto_mask
-from pipeline.search.pareto_bandit import evaluations_to_recover
-from pipeline.search.successive_halving import rungs, successive_halving
+from pipeline.front.pareto import pareto_mask
+from pipeline.search.methods.pareto_bandit import evaluations_to_recover
+from pipeline.search.methods.successive_halving import rungs, successive_halving
 
 N = 24
 

@@ -1,5 +1,5 @@
-"""Every stage script re-executes itself under the pinned numerics (`pipeline.numerics`) before its heavy imports:
-`import pipeline.pin` comes first, so the process that is replaced has loaded neither numpy nor torch."""
+"""Every stage script re-executes itself under the pinned numerics (`pipeline.runtime.numerics`) before its heavy imports:
+`import pipeline.runtime.pin` comes first, so the process that is replaced has loaded neither numpy nor torch."""
 from __future__ import annotations
 
 import ast
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.numerics import PINNED
+from pipeline.runtime.numerics import PINNED
 
 ROOT = Path(__file__).resolve().parents[2]
 STAGE_SCRIPTS = sorted(p for p in (ROOT / "scripts").glob("*.py") if "run_stage(" in p.read_text())
@@ -20,7 +20,7 @@ STAGE_SCRIPTS = sorted(p for p in (ROOT / "scripts").glob("*.py") if "run_stage(
 def test_the_first_import_of_every_stage_script_is_pipeline_pin(script: Path) -> None:
     imports = [node for node in ast.parse(script.read_text()).body if isinstance(node, (ast.Import, ast.ImportFrom))]
     first = next(node for node in imports if not (isinstance(node, ast.ImportFrom) and node.module == "__future__"))
-    assert isinstance(first, ast.Import) and [a.name for a in first.names] == ["pipeline.pin"], script.name
+    assert isinstance(first, ast.Import) and [a.name for a in first.names] == ["pipeline.runtime.pin"], script.name
 
 
 def test_an_unpinned_start_re_executes_before_numpy_or_torch_load() -> None:
@@ -33,5 +33,5 @@ def test_an_unpinned_start_re_executes_before_numpy_or_torch_load() -> None:
     assert len(starts) == 2, result.stderr[-2000:]
     first_process = result.stderr.splitlines()[: starts[1]]
     replaced = {line.rsplit("|", 1)[-1].strip() for line in first_process if line.startswith("import time:")}
-    assert "pipeline.numerics" in replaced and not {"numpy", "torch", "pandas"} & replaced
+    assert "pipeline.runtime.numerics" in replaced and not {"numpy", "torch", "pandas"} & replaced
     assert result.returncode == 2 and "no_such_key" in result.stderr

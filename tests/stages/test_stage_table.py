@@ -17,10 +17,10 @@ def test_a_new_import_becomes_a_dependency():
     module the script comes to import is listed, and its edits rerun the stage; no source file is a dep itself."""
     from pipeline.stages.stage_code import stage_code_listings
 
-    assert "pipeline/preparation.py" in [str(p.relative_to(ROOT)) for p in stages.Stage("x", "prepare", ()).sources()]
+    assert "pipeline/benchmark/preparation.py" in [str(p.relative_to(ROOT)) for p in stages.Stage("x", "prepare", ()).sources()]
     listed = {name: [line.split("  ", 1)[1] for line in text.splitlines()] for name, text in stage_code_listings().items()}
-    assert "pipeline/preparation.py" in listed["prepare"] and "pipeline/fidelity/ssim.py" not in listed["prepare"]
-    assert "pipeline/pareto.py" in listed["fuzz_geometric"]
+    assert "pipeline/benchmark/preparation.py" in listed["prepare"] and "pipeline/fidelity/ssim.py" not in listed["prepare"]
+    assert "pipeline/front/pareto.py" in listed["fuzz_geometric"]
     assert "pipeline/fuzz/report.py" in listed["figures_fuzz_geometric"]
     assert "pipeline/search/ground_truth.py" in listed["figures_search"]
     assert all("__pycache__" not in f for files in listed.values() for f in files)
@@ -65,8 +65,8 @@ def test_each_paired_source_of_the_paired_suite_gets_its_own_stages():
 def test_every_registered_search_method_keys_the_search_and_tuning_stages():
     """The catalog names methods by import path, so no import statement reaches their modules: the search
     resume keys (`pipeline.search.tables.CODE`) and the code listings of the search and tune stages must hold them all."""
-    from pipeline.catalog import SEARCH_METHODS
-    from pipeline.fingerprint import module_closure
+    from pipeline.plugins.catalog import SEARCH_METHODS
+    from pipeline.runtime.fingerprint import module_closure
     from pipeline.search.tables import CODE
     from pipeline.stages.stage_code import stage_code_listings
 
@@ -77,4 +77,4 @@ def test_every_registered_search_method_keys_the_search_and_tuning_stages():
         assert path in files, f"{path} is not in the search resume key"
         for stage in ("search", "tune"):
             assert f"  {path}\n" in listings[stage], f"{path} is not in the code listing of stage {stage}"
-    assert "pipeline/search/pnd.py" in files and "pipeline/search/evolution.py" in files
+    assert "pipeline/search/methods/pnd.py" in files and "pipeline/search/methods/evolution.py" in files

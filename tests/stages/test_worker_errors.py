@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import ConfigError
-from pipeline.groundtruth import evaluate_shard
-from pipeline.space import Space
+from pipeline.benchmark.ground_truth import evaluate_shard
+from pipeline.front.space import Space
 from tests.in_process import forgetting, stage_here
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +60,7 @@ def test_live_search_reports_a_data_set_its_workers_cannot_build_in_one_line(whe
 
 
 def refuse() -> None:
-    """A benchmark factory whose data set is refused (as `pipeline.plugins.build` refuses one)."""
+    """A benchmark factory whose data set is refused (as `pipeline.benchmark.plugin_code.build` refuses one)."""
     raise ConfigError("benchmark.dataset.path", "/nowhere.csv", "a file of texts and labels")
 
 

@@ -3,7 +3,7 @@
 packages), under text perturbations that matter for language identification.
 
 This package stands for a user's own code: it lives outside `pipeline/` and reaches the library only
-through its plug-in protocols (`pipeline.protocols`). Its parts:
+through its plug-in protocols (`pipeline.plugins.protocols`). Its parts:
 
 - `langid_example.model.FastTextLangID`: the model under test (`predict_proba`);
 - `langid_example.data.FortunesTestSet`: the clean test set (`test_set`);

@@ -97,7 +97,7 @@ def candidates(language: str, root: str | Path = ROOT, **rules: int) -> list[str
 
 
 class FortunesTestSet:
-    """D: `per_language` short fortunes of each of `languages`, a fixed seeded draw (pipeline.protocols.DataSet).
+    """D: `per_language` short fortunes of each of `languages`, a fixed seeded draw (pipeline.plugins.protocols.DataSet).
 
     root None: the shipped draw (`TEXTS`), which holds the draw of the defaults and any leading subset of it
     (fewer languages, or the first `per_language` of each: a prefix of a draw without replacement is itself

@@ -1,4 +1,4 @@
-"""Three perturbation families of the example's own (pipeline.protocols.Perturbation), each a way real text
+"""Three perturbation families of the example's own (pipeline.plugins.protocols.Perturbation), each a way real text
 departs from the clean form a language identifier expects:
 
 - `StripDiacritics` ("strip_diacritics"): accents dropped from Latin letters, as typed on a keyboard

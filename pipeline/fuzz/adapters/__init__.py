@@ -6,7 +6,7 @@
 
 Each builder returns an `Adapter`: the dimensions, the callbacks, what "inactive" means numerically,
 and where the campaign should analyse the model when its best configuration is not the deployed one.
-A user's adapter (any `pipeline.protocols.FuzzAdapter`) becomes one through `as_adapter`.
+A user's adapter (any `pipeline.plugins.protocols.FuzzAdapter`) becomes one through `as_adapter`.
 """
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from pipeline.catalog import FUZZ_ADAPTERS
+from pipeline.plugins.catalog import FUZZ_ADAPTERS
 from pipeline.fuzz.evaluator import EvaluateBatchFn, EvaluateFn
 
-ADAPTERS = FUZZ_ADAPTERS  # name -> factory of an Adapter (`pipeline.catalog`)
+ADAPTERS = FUZZ_ADAPTERS  # name -> factory of an Adapter (`pipeline.plugins.catalog`)
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ PLUGIN_OPTIONAL = {"evaluate_batch_fn": None, "candidate_values": (), "operating
 
 
 def as_adapter(obj: Any, name: str, target: str) -> Adapter:
-    """A user's adapter (`pipeline.protocols.FuzzAdapter`, built from `target`) as the campaign's `Adapter`
+    """A user's adapter (`pipeline.plugins.protocols.FuzzAdapter`, built from `target`) as the campaign's `Adapter`
     record; a missing attribute is a ValueError naming it."""
     if isinstance(obj, Adapter):
         return obj
@@ -68,7 +68,7 @@ def as_adapter(obj: Any, name: str, target: str) -> Adapter:
     if absent or not callable(obj.evaluate_fn):
         what = absent[0] if absent else "evaluate_fn"
         raise ValueError(f"fuzz.adapters.{name}._target_: {target!r} — a fuzz adapter with {', '.join(PLUGIN_REQUIRED)} "
-                         f"(pipeline.protocols.FuzzAdapter); {type(obj).__name__} has no {what}")
+                         f"(pipeline.plugins.protocols.FuzzAdapter); {type(obj).__name__} has no {what}")
     values = {a: getattr(obj, a, default) for a, default in PLUGIN_OPTIONAL.items()}
     point = values["operating_point"]
     return Adapter(name=name, dim_names=tuple(obj.dim_names), evaluate_fn=obj.evaluate_fn, evaluate_batch_fn=values["evaluate_batch_fn"],

@@ -4,7 +4,7 @@ in a resume store, and the headline numbers of its report.
 The settings of one adapter are the campaign's (`CAMPAIGN_KEYS`) plus the keyword arguments of its
 builder: for a built-in its function here (the digits adapters read the prepared digits CNN, `model.pt`,
 and its splits, `splits.npz`, from a folder the caller names); for a user's adapter, whose settings name a
-`_target_`, the keyword arguments of that target (`pipeline.plugins.build`), whose source is then part of
+`_target_`, the keyword arguments of that target (`pipeline.benchmark.plugin_code.build`), whose source is then part of
 the campaign's key.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pipeline.fingerprint import sources_digest, sources_of, stage_fingerprint, unit_key
+from pipeline.runtime.fingerprint import sources_digest, sources_of, stage_fingerprint, unit_key
 from pipeline.fuzz.adapters import (
     CAMPAIGN_KEYS,
     Adapter,
@@ -25,7 +25,7 @@ from pipeline.fuzz.adapters import (
     stratified_subset,
 )
 from pipeline.fuzz.report import StructuralFuzzReport
-from pipeline.store import ResumeStore, run_cached
+from pipeline.runtime.store import ResumeStore, run_cached
 
 # Adapters that fuzz the prepared digits CNN on digits images (its model.pt and splits.npz): they apply to
 # a benchmark whose model under test is of this kind. Elsewhere (text, code) the stage says so in its
@@ -78,10 +78,10 @@ def adapter_keys(name: str, settings: dict[str, Any]) -> tuple[str, ...]:
 
 
 def check_plugin_adapter(name: str, settings: dict[str, Any]) -> None:
-    """Refuse, before any work, a user's adapter class without `evaluate_fn` (`pipeline.protocols.FuzzAdapter`)."""
+    """Refuse, before any work, a user's adapter class without `evaluate_fn` (`pipeline.plugins.protocols.FuzzAdapter`)."""
     if name not in BUILDERS:
-        from pipeline.plugins import check_class
-        from pipeline.protocols import FuzzAdapter
+        from pipeline.benchmark.plugin_code import check_class
+        from pipeline.plugins.protocols import FuzzAdapter
 
         check_class(settings, f"fuzz.adapters.{name}", (FuzzAdapter,))
 
@@ -90,7 +90,7 @@ def build_adapter(name: str, options: dict[str, Any], folder: Path | None) -> Ad
     """Adapter `name` from its builder options (`adapter_keys`); `folder` holds the prepared digits model."""
     if name in BUILDERS:
         return BUILDERS[name](folder, **options)
-    from pipeline.plugins import build
+    from pipeline.benchmark.plugin_code import build
 
     runtime = {"data_dir": folder} if folder is not None else {}  # `data_dir` of the entry, under paths.data
     return as_adapter(build(options, f"fuzz.adapters.{name}", **runtime), name, options["_target_"])
@@ -114,7 +114,7 @@ def campaign_key(name: str, settings: dict[str, Any], seed: int, assets: str | N
     else:  # a user's adapter: the source of its package, not its name, says what computed the report
         plugin = sources_digest(sources_of([settings["_target_"]]))
         what = {"adapter": name, "settings": settings, "seed": int(seed), "assets": assets, "plugin": plugin}
-        code = stage_fingerprint(what, ("pipeline.fuzz.adapters", "pipeline.plugins", __name__))
+        code = stage_fingerprint(what, ("pipeline.fuzz.adapters", "pipeline.benchmark.plugin_code", __name__))
     return unit_key(code, "campaign")
 
 

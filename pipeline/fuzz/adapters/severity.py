@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from pipeline.catalog import MAX_CONTINUOUS_SEVERITY
+from pipeline.plugins.catalog import MAX_CONTINUOUS_SEVERITY
 from pipeline.fuzz.adapters import (
     Adapter,
     check_images,

@@ -1,4 +1,4 @@
-"""Identification under one shared correspondence (papers/paired-evaluations.md, Sections 3-4, Appendices
+"""Identification under one shared correspondence (Paired Evaluations, arXiv 2609.35583, Sections 3-4, Appendices
 A-D, F, H.2): the record arrays of one cell, the five-state counts (Table 1), the marginal overlap, the
 identified intervals (Eq. 1) of H, L and dM_k (Table 2) at the information levels I0 / Ik / I5 of
 Definition 1, the clean acceptance thresholds (App. F), the rejection-policy comparisons of Section 4 and

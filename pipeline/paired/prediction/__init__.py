@@ -1,4 +1,4 @@
-"""Model-level prediction (papers/paired-evaluations.md, Section 6, Appendices H.2-H.4, I): per-model
+"""Model-level prediction (Paired Evaluations, arXiv 2609.35583, Section 6, Appendices H.2-H.4, I): per-model
 unpaired and paired summaries of the synthetic records (Tables 1-2 quantities, their class-conditional
 independent counterparts) predict each model's real targets under mild conditions by nested
 leave-one-group-out ridge regression (Tables 43 and 46)."""

@@ -34,7 +34,7 @@ from sklearn.linear_model import Ridge
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from pipeline.numerics import n_workers
+from pipeline.runtime.numerics import n_workers
 from pipeline.paired.prediction.summaries import PAIRED, model_features, model_targets
 
 ALPHAS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)

@@ -1,4 +1,4 @@
-"""Prediction records and their sources (papers/paired-evaluations.md, Sections 3.1 and 3.3): the record
+"""Prediction records and their sources (Paired Evaluations, arXiv 2609.35583, Sections 3.1 and 3.3): the record
 table (one row per model, condition and image, validated on every read and write), the pools a records
 stage predicts, the real recapture sources (simulated or ImageNet-ES from disk), the zoo's real-condition
 records with their probe probabilities (§5.3), and the tiers of real conditions (§3.3)."""

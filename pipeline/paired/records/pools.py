@@ -2,7 +2,7 @@
 
 A pool, `load(seed, image_size) -> (train, test)` with each split (inputs, labels), gives the zoo's training
 split and the test split whose clean and perturbed predictions become the prediction records
-(`pipeline.paired.records.table`); its modality (a fact of `pipeline.catalog.POOLS`) says which zoo kinds and
+(`pipeline.paired.records.table`); its modality (a fact of `pipeline.plugins.catalog.POOLS`) says which zoo kinds and
 which synthetic perturbations fit it. The split seed is the records' seed, so a pool is a pure function of its settings.
 
 * ``digits``: scikit-learn's 8×8 digits upscaled to `image_size` (`pipeline.data.digits`), ~360 test images;
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.catalog import POOLS
+from pipeline.plugins.catalog import POOLS
 from pipeline.paired.records.table import split_dev_eval
 
 Split = tuple[Any, np.ndarray]

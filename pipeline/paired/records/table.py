@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from pandas.api import types as ptypes
 
 from pipeline.config.errors import InputError, Text
-from pipeline.io import atomic_path
+from pipeline.runtime.io import atomic_path
 
 # Two stages' probabilities of the same model, image and condition agree to float32 rounding: bit for bit where the
 # pinned GEMM gives a row the same bits in any batch, within some ulps where it does not (docs/reproducibility.md:

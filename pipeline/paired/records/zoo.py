@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.models.zoo import build_model
-from pipeline.numerics import n_workers
+from pipeline.runtime.numerics import n_workers
 from pipeline.paired.records.pools import PoolImages
 from pipeline.paired.records.table import SAME_RUN_TOL, records_from_probabilities
 from pipeline.perturb.recapture import RecaptureCondition, recapture

@@ -1,4 +1,4 @@
-"""Prospective screening (papers/paired-evaluations.md, Section 5, Appendix E): which clean-correct images
+"""Prospective screening (Paired Evaluations, arXiv 2609.35583, Section 5, Appendix E): which clean-correct images
 deserve a real recapture. Risk scores fitted on development images (S, U, δ, ret, class baselines, g),
 probe averages and A3Rank (Eq. (12)), AUROC and tie-prorated failure coverage per (model, real condition)
 cell, model-group and class resampling intervals, and the App. E tables (16-39) with their titles and notes."""

@@ -1,4 +1,4 @@
-"""The shape the screening tables of Appendix E share (papers/paired-evaluations.md, Tables 16, 18, 19,
+"""The shape the screening tables of Appendix E share (Paired Evaluations, arXiv 2609.35583, Tables 16, 18, 19,
 23, 24, 26): one row per tier present, the equal-weight cell mean of one metric for each score, then the
 paired differences as "+estimate [lo, hi]" interval cells; and the labels the scores carry in every table.
 """

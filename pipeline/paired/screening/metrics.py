@@ -1,5 +1,5 @@
 """Prospective screening metrics: AUROC, tie-prorated failure coverage and cell tables
-(papers/paired-evaluations.md, Sections 5.1-5.4, Appendix E.1; the resampling intervals over the cells are
+(Paired Evaluations, arXiv 2609.35583, Sections 5.1-5.4, Appendix E.1; the resampling intervals over the cells are
 `pipeline.paired.screening.resampling`).
 
 A *cell* is one (model, real condition) pair of a source. Its images are the model's clean-correct

@@ -1,4 +1,4 @@
-"""Probe averaging and scoring rules at equal inference counts (papers/paired-evaluations.md, Section
+"""Probe averaging and scoring rules at equal inference counts (Paired Evaluations, arXiv 2609.35583, Section
 5.3, Appendix E.2): the mean true-class probability over a probe set (U over the Syn-B corruptions,
 TTA18 over the natural transforms of `pipeline.perturb.tta`) and the adapted A3Rank alignment score,
 Eq. (12).

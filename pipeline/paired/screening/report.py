@@ -1,4 +1,4 @@
-"""What the screening stage writes beside each table (papers/paired-evaluations.md, App. E, Tables 16-39,
+"""What the screening stage writes beside each table (Paired Evaluations, arXiv 2609.35583, App. E, Tables 16-39,
 43 and 46): its title, and the note under it that places the embedded source beside the paper's numbers
 (`pipeline.paired.reference`), with the counts of App. E.3 beside Table 36 and the reasons a table is
 coarse or partly reproduced.

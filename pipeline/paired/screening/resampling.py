@@ -1,4 +1,4 @@
-"""Resampling intervals for equal-weight cell means of the screening metrics (papers/paired-evaluations.md,
+"""Resampling intervals for equal-weight cell means of the screening metrics (Paired Evaluations, arXiv 2609.35583,
 Appendix E: model groups, Tables 16, 19, 25; true classes, Tables 17, 20).
 
 Choices where the paper leaves room: percentile intervals use numpy's default (linear) quantile of the

@@ -1,4 +1,4 @@
-"""Image-level screening scores fitted on one split and applied to the other (papers/paired-evaluations.md,
+"""Image-level screening scores fitted on one split and applied to the other (Paired Evaluations, arXiv 2609.35583,
 Section 5.1, Appendix E.1), the identity ablation (Table 25) and U from a prefix of the conditions (Table 28).
 
 Data flow, which is what keeps the two splits apart:

@@ -1,0 +1,1 @@
+"""Acquisition: the probability that a Gaussian outcome is dominated, which GP-PND ranks by."""

@@ -1,0 +1,1 @@
+"""Studies of the search methods: initial-design ablations, synthetic tables, tuning, leave-one-out order, monotonicity."""

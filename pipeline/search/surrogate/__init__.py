@@ -1,0 +1,1 @@
+"""The Gaussian-process surrogate of the GP-based searches."""

@@ -1,0 +1,30 @@
+"""The house rules of docs/architecture.md: few loose modules at pipeline/'s root, and a map that names every package."""
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def packages() -> list[str]:
+    return sorted(".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "pipeline").rglob("__init__.py"))
+
+
+def test_at_most_four_modules_lie_at_the_root():
+    loose = sorted(p.name for p in (ROOT / "pipeline").glob("*.py") if p.name != "__init__.py")
+    assert len(loose) <= 4, loose
+
+
+def test_the_map_names_every_package():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    missing = [name for name in packages() if name != "pipeline" and f"`{name}`" not in text]
+    assert not missing, f"docs/architecture.md does not name {missing}"
+
+
+def test_the_map_lists_the_layers_of_the_contract():
+    """Every layer of pyproject.toml's import-linter contract appears in the map's table of layers."""
+    import tomllib
+
+    layers = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"][0]["layers"]
+    table = (ROOT / "docs" / "architecture.md").read_text().split("## What flows")[0]
+    names = [n.strip() for layer in layers for n in layer.replace("|", ":").split(":")]
+    missing = [n for n in names if n != "scripts" and f"`{n}`" not in table]
+    assert not missing, f"the map's layer table leaves out {missing}"
