@@ -8,8 +8,8 @@ training the digits CNN (3 epochs) and evaluating 12 ground-truth configurations
 benchmark prepared into a temporary folder when data/digits/ is not there.
 Prints each arm's time, the ratio, and whether the arms computed the same bits.
 
-Then the matrix-product paths the pinned numerics choose between (docs/reproducibility.md), each in a child
-process of its own: GFLOP/s of MiniLM's three product shapes through torch on MKL's AVX2 branch (the lock
+Then the matrix-product paths the pinned numerics choose between (docs/reproducibility.md), in two child
+processes (MKL reads its branch when it loads): GFLOP/s of MiniLM's three product shapes through torch on MKL's AVX2 branch (the lock
 before issue 44: Intel only), on MKL's `COMPATIBLE` branch (Intel and AMD alike; the pinned one) and through
 numpy on OpenBLAS's Haswell kernels (the pinned text encoder's); and the text encoder's texts a second with its
 linear layers on OpenBLAS against torch's on MKL `COMPATIBLE`, in one process.
@@ -122,7 +122,8 @@ def encoder_rates(quick: bool) -> dict:
 
 
 def paths(quick: bool) -> None:
-    """The GEMM paths, each in a child process under the pinned numerics but MKL's branch; the encoder pinned."""
+    """The GEMM paths and the encoder: MKL's AVX2 branch in a child process of its own, the pinned branch (MKL
+    `COMPATIBLE`, OpenBLAS, the encoder) in another; MKL reads its branch when it loads."""
     from pipeline.runtime.numerics import PINNED
 
     def child(*args: str, cbwr: str = PINNED["MKL_CBWR"]) -> dict:
@@ -131,11 +132,11 @@ def paths(quick: bool) -> None:
                              check=True, capture_output=True, text=True)
         return json.loads(run.stdout.strip().splitlines()[-1])
 
-    avx2, compatible, openblas = child("--child", "gemm-mkl", cbwr="AVX2,STRICT"), child("--child", "gemm-mkl"), child("--child", "gemm-openblas")
-    for (m, k, n), a, c, o in zip(SHAPES, avx2["rates"], compatible["rates"], openblas["rates"]):
+    avx2, pinned = child("--child", "gemm-mkl", cbwr="AVX2,STRICT"), child("--child", "paths")
+    compatible, openblas, texts = pinned["mkl"], pinned["openblas"], pinned["encoder"]
+    for (m, k, n), a, c, o in zip(SHAPES, avx2["mkl"], compatible, openblas):
         print(f"gemm {m}x{k}x{n}: MKL AVX2 {a:5.1f}, MKL COMPATIBLE {c:5.1f}, OpenBLAS Haswell {o:5.1f} GFLOP/s; "
               f"OpenBLAS/COMPATIBLE = {o / c:.2f}")
-    texts = child("--child", "encoder")
     print(f"text encoder: OpenBLAS {texts['openblas']:.1f} texts/s, MKL COMPATIBLE {texts['mkl']:.1f} texts/s; "
           f"OpenBLAS/COMPATIBLE = {texts['openblas'] / texts['mkl']:.2f}")
 
@@ -159,20 +160,22 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help=f"1 training epoch, 3 configurations on {QUICK_IMAGES} test images; "
                         "networks prepared with one epoch when data/digits/ is not there")
-    parser.add_argument("--child", choices=("pinned", "default", "gemm-mkl", "gemm-openblas", "encoder"),
+    parser.add_argument("--child", choices=("pinned", "default", "gemm-mkl", "paths"),
                         help=argparse.SUPPRESS)  # one arm (started by `arm` or `paths`)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is None:
         main(args.quick)
-    elif args.child.startswith("gemm-"):
-        print(json.dumps({"rates": gemm_rates(args.child[5:], 0.2 if args.quick else 1.0)}))
-    elif args.child == "encoder":
+    elif args.child == "gemm-mkl":
+        print(json.dumps({"mkl": gemm_rates("mkl", 0.2 if args.quick else 1.0)}))
+    elif args.child == "paths":  # the pinned branch: MKL COMPATIBLE and OpenBLAS products, then the encoder
         sys.path.insert(0, str(ROOT))
         from pipeline.runtime.numerics import configure_torch
 
         configure_torch()
-        print(json.dumps(encoder_rates(args.quick)))
+        seconds = 0.2 if args.quick else 1.0
+        print(json.dumps({"mkl": gemm_rates("mkl", seconds), "openblas": gemm_rates("openblas", seconds),
+                          "encoder": encoder_rates(args.quick)}))
     else:
         if args.child == "pinned":
             sys.path.insert(0, str(ROOT))

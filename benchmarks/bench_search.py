@@ -100,7 +100,7 @@ def nsga2_bookkeeping(problem: GroundTruth, budget: int, seed: int) -> tuple[flo
     are equal (the method builds its sampler from the module's name, so the reference swaps that name)."""
     import optuna
 
-    from pipeline.search import optuna_samplers
+    from pipeline.search.methods import optuna_samplers
 
     space = problem.space
     t = time.perf_counter()
@@ -118,7 +118,7 @@ def nsga2_bookkeeping(problem: GroundTruth, budget: int, seed: int) -> tuple[flo
 
 def pnd_acquisition(problem: GroundTruth, budget: int, seed: int) -> tuple[float, float, bool]:
     """Seconds of one `pnd` run as it runs and as the reference of (5) runs it, and whether the traces are equal."""
-    from pipeline.search import pnd
+    from pipeline.search.methods import pnd
 
     space = problem.space
     t = time.perf_counter()
@@ -139,7 +139,7 @@ def pnd_acquisition(problem: GroundTruth, budget: int, seed: int) -> tuple[float
 def kernel_fits(problem: GroundTruth, budget: int, seed: int) -> tuple[float, float, bool, int]:
     """Seconds of the GP fits of one `pnd` run with `AmplitudeRBFWhite` and with the composition (the reference of (6)),
     whether every fit's hyperparameters and log-likelihood are equal, and the number of fits."""
-    from pipeline.search import pnd
+    from pipeline.search.methods import pnd
     from pipeline.search.surrogate.gp_surrogate import AmplitudeRBFWhite, fit_regressor
 
     fits, fit_gp = [], pnd.fit_gp

@@ -41,7 +41,7 @@ from pipeline.assess.run import Run, run_from_objects
 from pipeline.benchmark.problem import Benchmark
 from pipeline.config.errors import ConfigError
 from pipeline.runtime.io import write_json, write_parquet
-from pipeline.benchmark.live_evaluation import _BENCHMARKS, EXECUTORS
+from pipeline.benchmark.live_evaluation import EXECUTORS, keep_benchmark
 from pipeline.search import rank_evaluated
 from pipeline.search.racing.unit_outcomes import UnitRecorder
 from pipeline.runtime.store import ResumeStore
@@ -85,7 +85,7 @@ def execute(run: Run, bench: Benchmark, settings: Settings, say: Say = print) ->
     n = len(bench.labels)
     say(f"clean {run.about['task_metric']}: {bench.clean_score:.4f} on {n:,} inputs; searching {run.space.size:,} "
         f"configurations of {', '.join(run.space.names)} with {settings.method}, q = {settings.batch_size} a round")
-    _BENCHMARKS.setdefault(run.key, bench)  # the serial executor (and a single chunk) evaluates in this process
+    keep_benchmark(run.key, bench)
     budget = int(settings.budget) if settings.budget else 5 * run.space.size
     accepts = method_class(settings.method).hyperparameters()
     hyper = {**({"stop_at_recall": settings.stop_at_recall} if "stop_at_recall" in accepts else {}),
@@ -131,7 +131,7 @@ def proposed(traces: Mapping[str, pd.DataFrame], space) -> list[tuple[int, ...]]
 
 def confidence(values: Mapping[tuple[int, ...], Mapping[str, Any]], seen: Sequence[tuple[int, ...]], labels: np.ndarray,
                clean_predictions: np.ndarray | None, metric: str, seed: int, resamples: int = 1000) -> pd.DataFrame | None:
-    """Membership of the front among the evaluated configurations with confidence (issue 29): the paired,
+    """Membership of the front among the evaluated configurations with confidence: the paired,
     label-stratified bootstrap of `pipeline.front.membership` over the inputs' outcomes, with ρ resampled where
     the metric is a mean of per-input values (SSIM, BERT-F1) and held fixed where it is a set statistic (chrF's
     corpus score, KID). One row per evaluated θ (in `seen`'s order): π, the interval of δ, core / plausible /

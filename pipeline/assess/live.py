@@ -1,7 +1,7 @@
 """Live search of a user's run (TestNav Algorithm 1 on the model itself): the recommended method proposes q
 configurations a round, the run's evaluator computes them in parallel and keeps each in the run's resume
 store, and the method's stopping rule ends the search when its own estimate of Recall@P* reaches the target.
-With racing (issue 30; accuracy tasks), each configuration is evaluated in slices of its inputs and stopped once a
+With racing (accuracy tasks), each configuration is evaluated in slices of its inputs and stopped once a
 completed one dominates it with confidence (`pipeline.search.racing.live_racing`).
 
 `evaluate_all` is the `exhaustive` option: every configuration of Θ through the same evaluator and store

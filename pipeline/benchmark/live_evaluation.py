@@ -1,4 +1,4 @@
-"""Live search's evaluator (issue 20): the benchmark's values of each round's configurations, evaluated in
+"""Live search's evaluator: the benchmark's values of each round's configurations, evaluated in
 parallel and kept in a resume store.
 
 A round of a batch search (`pipeline.search.ledger`) hands its q new configurations to `LiveEvaluator`
@@ -19,7 +19,7 @@ benchmark once per worker process):
 A search is deterministic given the values it sees, so a restarted run proposes the same configurations
 again and finds the finished ones in the store: it resumes where it was killed.
 
-Racing (issue 30, `pipeline.search.racing.live_racing`) asks for slices instead: (θ, the input rows, whether to compute
+Racing (`pipeline.search.racing.live_racing`) asks for slices instead: (θ, the input rows, whether to compute
 fidelity), `LiveEvaluator.slices`, each the model's answers on those rows only (`Benchmark.evaluate_rows`), in
 parallel over the same workers and kept in the same store under their own keys, so a restarted race finds every
 slice it had and evaluates no input twice.
@@ -50,6 +50,12 @@ def benchmark_of(key: str, factory: BenchmarkFactory) -> Benchmark:
     if key not in _BENCHMARKS:
         _BENCHMARKS[key] = factory()
     return _BENCHMARKS[key]
+
+
+def keep_benchmark(key: str, bench: Benchmark) -> None:
+    """Keep `bench`, built already in this process, as the benchmark of `key` (one kept earlier stays): the
+    serial executor, and a single chunk, then evaluate in this process without building it again."""
+    _BENCHMARKS.setdefault(key, bench)
 
 
 def spec_factory(spec: Mapping[str, Any], data_dir: str | Path) -> tuple[str, BenchmarkFactory]:

@@ -101,7 +101,7 @@ class Benchmark:
         return out
 
     def evaluate_rows(self, theta: Sequence[int], rows: Sequence[int], fidelity: bool = False) -> dict[str, Any]:
-        """Racing's unit of work (`pipeline.search.racing.racing`, issue 30): the model's answer on the inputs `rows` of T_θ
+        """Racing's unit of work (`pipeline.search.racing.racing`): the model's answer on the inputs `rows` of T_θ
         only (`prediction`, one per row), and with `fidelity` every ρ on all n inputs with its per-input values
         (fidelity needs no model), with timings. With `fidelity` T_θ is composed on all n inputs, else on `rows` only,
         each perturbed as in the full set (its randomness is seeded by its index in D, `pipeline.perturb.compose`)."""

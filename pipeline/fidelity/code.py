@@ -22,7 +22,7 @@ distinct token sequence: every configuration that differs from an earlier one on
 (blank lines), or only in character case where whitespace is off, reuses its encodings exactly. In the
 lexicographic order of the ground truth this is 5 of every 6 configurations.
 
-Per input (issue 29; `pipeline.fidelity.text`): both metrics give their per-input values (`per_input`,
+Per input (`pipeline.fidelity.text`): both metrics give their per-input values (`per_input`,
 and chrF's `per_input_statistics`) for the scored rows only, indexed by `scored`; with k = 1 that is one
 value per problem, in problem order, the unit a bootstrap over problems resamples (with k > 1, a problem's
 k rows are averaged, or their chrF statistics summed). `CodeBERTScoreFidelity.per_input` equals

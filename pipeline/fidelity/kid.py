@@ -27,7 +27,7 @@ class KIDFidelity:
     estimate is the same for each, so one subset is computed instead of `subsets` identical ones.
 
     A set statistic (`aggregate = "set"`): the unbiased MMD² sums kernel values over pairs of images of
-    the two sets, so no per-input value adds up to it and there is no `per_input` (issue 29). A paired
+    the two sets, so no per-input value adds up to it and there is no `per_input`. A paired
     bootstrap over the inputs holds each configuration's KID fixed (`pipeline.front.membership`)."""
 
     aggregate = "set"

@@ -8,7 +8,7 @@ ground truth (1,296 configurations x the whole test set); the separable form is 
 test checks it against torchmetrics. On a `device` (`pipeline.runtime.device`) each batch pair and the two window
 matrices are moved there, and the per-image values come back to the CPU for the float64 mean.
 
-Per input (issue 29): `SSIMFidelity.per_input` is the per-image SSIM (float32 values held as float64), and
+Per input: `SSIMFidelity.per_input` is the per-image SSIM (float32 values held as float64), and
 φ_SSIM is exactly its mean, `float(per_input(x).mean())`. Before the per-input values were kept, the mean
 was summed batch by batch; both orders give the same bits whenever every partial sum of the float32 values
 is exact in float64, which holds when no image's |SSIM| is nonzero and below n·2^-29 (6.7e-7 for the 360

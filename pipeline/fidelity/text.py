@@ -1,48 +1,38 @@
 """Text and code fidelity (TestNav §4.1): chrF with SacreBLEU and BERT-F1 (BERTScore), perturbed set T_θ
 against the clean set D; higher = closer to D.
 
-chrF: `sacrebleu.metrics.CHRF(references=[clean]).corpus_score(perturbed, None).score`, the corpus-level
-chrF the paper names ("computed over the full set of perturbed and clean inputs"): character n-gram
-statistics (n = 1..6, word order 0, β = 2, case-sensitive, sacrebleu's defaults) are summed over all
-pairs and one F-score is computed from the sums, on SacreBLEU's 0-100 scale (100 for identical sets). It
-is the same number as `sacrebleu.corpus_chrf(perturbed, [clean])`; the metric object computes the clean
-side's n-gram statistics once, at construction, instead of at every configuration. SacreBLEU's default
-`whitespace=False` removes all whitespace before extracting n-grams, so chrF does not see perturbations
-that only add or delete whitespace (code: `whitespace` and `newline`); `whitespace=True` counts it.
+chrF: `sacrebleu.metrics.CHRF(references=[clean]).corpus_score(perturbed, None).score`, the corpus-level chrF the
+paper names ("computed over the full set of perturbed and clean inputs"): character n-gram statistics (n = 1..6,
+word order 0, β = 2, case-sensitive, sacrebleu's defaults) are summed over all pairs and one F-score is computed
+from the sums, on SacreBLEU's 0-100 scale (100 for identical sets). It is the same number as
+`sacrebleu.corpus_chrf(perturbed, [clean])`; the metric object computes the clean side's statistics once.
 
-BERT-F1: BERTScore F1 of each perturbed text against its clean original, averaged over the set, computed
-as torchmetrics' `BERTScore` computes it with `idf=False` and no baseline rescaling: token states of one
-layer, L2-normalised, [CLS] and [SEP] left out, precision = mean over perturbed tokens of the best cosine
-with a clean token, recall the converse, F1 = 2PR / (P + R) (0 when a side has no token). As in
-torchmetrics, where the zeroed [CLS] and [SEP] states take part in the maximum, a token's best cosine
-counts at least 0. The paper uses RoBERTa-base (text) and CodeBERT-base (code), neither of which is
-available offline; the encoder here is the shipped all-MiniLM-L6-v2 (`pipeline.models.text_encoder`).
-Its WordPiece tokenizer lowercases and splits on whitespace, so BERT-F1 with it does not see character-
-case changes or inserted blank lines (code: `char_case` and `newline`; cased BPE models such as RoBERTa
-and CodeBERT see both). On code prompts, then, `newline` moves neither metric. Layer: the last one (6 of 6), torchmetrics'
-default (`num_layers=None`); all-MiniLM-L6-v2 is trained on the mean of that layer for sentence
-similarity. (The bert-score package picks a tuned middle layer per model, e.g. 5 of 6 for
-distilroberta-base, from WMT16 correlations; it has none for this model.) The token states come from the
-shared `TextEncoder`, whose cache holds them from the classifier's forward pass on the same texts, and the
-clean side is encoded once; `torchmetrics_bert_f1` is the library computation, and a test checks that both
-agree to 1e-6. (torchmetrics' own batched computation misaligns pairs of different length orders; see
-`torchmetrics_bert_f1`.)
+BERT-F1: BERTScore F1 of each perturbed text against its clean original, averaged over the set, computed as
+torchmetrics' `BERTScore` computes it with `idf=False` and no baseline rescaling: token states of one layer,
+L2-normalised, [CLS] and [SEP] left out, precision = mean over perturbed tokens of the best cosine with a clean
+token, recall the converse, F1 = 2PR / (P + R) (0 when a side has no token). As in torchmetrics, where the zeroed
+[CLS] and [SEP] states take part in the maximum, a token's best cosine counts at least 0. The encoder is the shipped
+all-MiniLM-L6-v2 (`pipeline.models.text_encoder`; the paper's RoBERTa-base, for text and QQP, and CodeBERT-base are
+not available offline), its last layer (6 of 6, torchmetrics' default `num_layers=None`). The token states come from
+the shared `TextEncoder`, whose cache holds them from the classifier's forward pass on the same texts, and the clean
+side is encoded once; `torchmetrics_bert_f1` is the library computation, and a test checks that both agree to 1e-6.
+What either metric does not see (whitespace for chrF; character case and blank lines for BERT-F1 with this encoder)
+and why this layer: docs/search.md, section 'Text and code fidelity: blind spots, encoder, layer'.
 
-Sequence pairs (QQP): both metrics read a set of question pairs as the 2N questions of its two sides, each
-perturbed question against its clean original (`pipeline.perturb.text_pairs.sides`); `rows` still index inputs
-(pairs). On QQP, BERT-F1 uses the same shipped MiniLM encoder, not the paper's RoBERTa-base.
+Sequence pairs (QQP): both metrics read a set of question pairs as the 2N questions of its two sides, each perturbed
+question against its clean original (`pipeline.perturb.text_pairs.sides`); `rows` still index inputs (pairs).
 
-Per input (issue 29). Both metrics give one value per scored input, in the order of `scored` (the input
-positions `rows` picks, all n when `rows` is None; rows not scored have no value and take no part in φ):
+Per input. Both metrics give one value per scored input, in the order of `scored` (the input positions `rows`
+picks, all n when `rows` is None; rows not scored have no value and take no part in φ):
 - BERT-F1: `per_input` is the BERTScore F1 of each text (of a pair: the mean of its two questions'), and
   φ_BERT-F1 is its mean (`aggregate = "mean"`): bit for bit on single texts, to float rounding on pairs,
   where φ stays the mean over the 2N questions.
-- chrF: corpus chrF is not a mean of sentence scores, so the per-input quantity is chrF's sufficient
-  statistics, `per_input_statistics` (SacreBLEU's integer [hypothesis, reference, match] n-gram counts
-  per order; a pair's two questions summed): φ_chrF = `from_statistics(stats.sum(0))` exactly, and a
-  resample of the inputs with multiplicities w scores `from_statistics(w @ stats)`, its corpus chrF
-  (`aggregate = "statistics"`; `chrf_from_statistics` is the same function without the metric object). `per_input` is each input's own chrF (sentence chrF), for display: its
-  mean is not φ_chrF.
+- chrF: corpus chrF is not a mean of sentence scores, so the per-input quantity is chrF's sufficient statistics,
+  `per_input_statistics` (SacreBLEU's integer [hypothesis, reference, match] n-gram counts per order; a pair's two
+  questions summed): φ_chrF = `from_statistics(stats.sum(0))` exactly, and a resample of the inputs with
+  multiplicities w scores `from_statistics(w @ stats)`, its corpus chrF (`aggregate = "statistics"`;
+  `chrf_from_statistics` is the same function without the metric object). `per_input` is each input's own chrF
+  (sentence chrF), for display: its mean is not φ_chrF.
 """
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ def plot_pareto_fronts(table: pd.DataFrame, metrics: Sequence[str], n_dims: int,
         front = table[table[f"pareto_{m}"]].sort_values(f"rho_{m}_norm")
         ax.scatter(table[f"rho_{m}_norm"], table["delta_norm"], s=6, c="0.75", label="Θ")
         ax.plot(front[f"rho_{m}_norm"], front["delta_norm"], "-", c="teal", lw=1)
-        if f"set_{m}" in table:  # issue 29: δ's 95% interval, the core filled, the rest of P* hollow
+        if f"set_{m}" in table:  # δ's 95% interval, the core filled, the rest of P* hollow
             span = table["delta"].max() - table["delta"].min() or 1.0
             low, high = ((front["delta"] - front[c]) / span for c in ("delta_lo", "delta_hi"))
             ax.errorbar(front[f"rho_{m}_norm"], front["delta_norm"], yerr=[low.clip(lower=0), (-high).clip(lower=0)], fmt="none",

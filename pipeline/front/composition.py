@@ -35,7 +35,7 @@ def table3(fronts: Mapping[tuple[str, str], tuple[Iterable[int], int]], count_id
            confidence: Mapping[tuple[str, str], tuple[Iterable[int], Iterable[int]]] | None = None) -> pd.DataFrame:
     """Table 3: one row per (benchmark, metric) from {(benchmark, metric): (orders of P*'s members, n)}.
     Benchmarks with fewer dimensions leave the higher order columns empty (NA). With `confidence`,
-    {(benchmark, metric): (orders of the core's members, orders of the plausible set's)} (issue 29: π ≥ 0.95 and
+    {(benchmark, metric): (orders of the core's members, orders of the plausible set's)} (π ≥ 0.95 and
     π ≥ 0.05 under the paired bootstrap of the inputs), the sizes of both beside |P*|, under the same convention
     on the identity (NA for a table without per-input outcomes)."""
     rows = [{"benchmark": b, "metric": m, **front_composition(orders, n, count_identity)} for (b, m), (orders, n) in fronts.items()]

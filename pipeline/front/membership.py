@@ -1,4 +1,4 @@
-"""Membership with confidence (issue 29, item 2): a paired bootstrap over the test inputs that gives every
+"""Membership with confidence: a paired bootstrap over the test inputs that gives every
 configuration θ its share π of resamples in which it is on the front P*.
 
 Objects (TestNav §3.2). For m configurations and n test inputs: o_θi is the task outcome of θ on input i

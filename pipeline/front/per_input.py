@@ -1,4 +1,4 @@
-"""Per-input outcomes of a ground truth (issue 29) and the membership of P* with confidence computed from them.
+"""Per-input outcomes of a ground truth and the membership of P* with confidence computed from them.
 
 The exhaustive ground truth keeps, beside its table, what the model answered on every test input under every θ and
 the per-input fidelity of every metric that has one, in one columnar file `<benchmark>.inputs.parquet`: one row per

@@ -85,7 +85,7 @@ class Perturbation(Protocol):
 class FidelityMetric(Protocol):
     """φ (TestNav Eq. 2), built on the clean inputs D: higher = closer to D.
 
-    Optional, per input (issue 29; not part of the runtime check): an attribute `aggregate` that says how φ
+    Optional, per input (not part of the runtime check): an attribute `aggregate` that says how φ
     relates to the inputs, and with it `per_input(perturbed) -> np.ndarray`, one finite value per scored
     input (all n unless the metric has a `scored` index of input positions):
     * "mean": φ is the mean of `per_input` (SSIM, BERT-F1);

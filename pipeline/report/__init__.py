@@ -1,4 +1,4 @@
-"""The report (issue 21): one offline HTML page over every stage's tables and figures, and the screening
+"""The report: one offline HTML page over every stage's tables and figures, and the screening
 priority lists. It reads tables and figures only, never a model (the layer of `pipeline.figures`)."""
 from pipeline.report.build import discover, render_report
 from pipeline.report.markup import mark_edits, markdown_tables

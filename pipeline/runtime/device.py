@@ -1,44 +1,37 @@
 """The device a benchmark's models and fidelity metrics run on (`device: cpu | cuda | cuda:<n>`).
 
-Every torch model adapter and fidelity metric takes a device: the digits CNN and its adequacy observer,
-torchvision classifiers, the MiniLM text encoder (text head and BERT-F1, plain and code), SSIM, KID and its
-feature networks. Modules are moved with `.to(device)`, each batch of inputs is converted on the CPU
-exactly as before (`pipeline.models.cnn.to_tensor`) and then moved, and results come back with `.cpu()`
-before any further arithmetic (softmax, argmax, means, the BERT-F1 token matching). chrF (SacreBLEU, pure
-Python string statistics) and code execution (a sandboxed interpreter) are CPU computations by nature and
-ignore the device. Training (`prepare`) stays on the CPU: the embedded models are trained in seconds, and a
-trained model is the same file whichever device later runs it.
+Every torch model adapter and fidelity metric takes a device: the digits CNN and its adequacy observer, torchvision
+classifiers, the MiniLM text encoder (text head and BERT-F1, plain and code), SSIM, KID and its feature networks.
+Modules are moved with `.to(device)`, each batch of inputs is converted on the CPU exactly as before
+(`pipeline.models.cnn.to_tensor`) and then moved, and results come back with `.cpu()` before any further arithmetic
+(softmax, argmax, means, the BERT-F1 token matching). chrF (SacreBLEU, pure Python string statistics) and code execution
+(a sandboxed interpreter) are CPU computations by nature and ignore the device. Training (`prepare`) stays on the CPU:
+the embedded models are trained in seconds, and a trained model is the same file whichever device later runs it.
 
-CPU. On `device=cpu` every value is bit-identical to the code before devices existed: `.to(cpu)` and
-`.cpu()` return the same tensor, and no operation changes order or dtype (`pipeline.runtime.numerics` pins the CPU
-numerics as before).
+CPU. On `device=cpu` every value is bit-identical to the code before devices existed: `.to(cpu)` and `.cpu()` return the
+same tensor, and no operation changes order or dtype (`pipeline.runtime.numerics` pins the CPU numerics as before).
 
-CUDA: same results within a tolerance, not the same bits. cuDNN convolutions, cuBLAS matrix products and
-CUDA reductions (softmax, means, SSIM's sums, attention) add float32 numbers in another order than
-oneDNN/MKL/ATen on the CPU, and float32 addition is not associative, so values differ in the last bits;
-cuBLAS and cuDNN may also pick another kernel for another batch shape. `configure_cuda` (called whenever a
-CUDA device is resolved) keeps those differences at float32 rounding size:
+CUDA: same results within a tolerance, not the same bits. cuDNN convolutions, cuBLAS matrix products and CUDA reductions
+(softmax, means, SSIM's sums, attention) add float32 numbers in another order than oneDNN/MKL/ATen on the CPU, and
+float32 addition is not associative, so values differ in the last bits; cuBLAS and cuDNN may also pick another kernel
+for another batch shape. `configure_cuda` (called whenever a CUDA device is resolved) keeps those differences at float32
+rounding size:
 
-* TF32 off: `torch.backends.cuda.matmul.allow_tf32 = False` and `torch.backends.cudnn.allow_tf32 = False`
-  (cuDNN's default is True, which would round convolution inputs to a 10-bit mantissa, about 1e-3
-  relative), and `torch.set_float32_matmul_precision("highest")`. The legacy flags are used because torch
-  2.14 refuses to read them once the newer `fp32_precision` settings have been mixed in.
-* `torch.backends.cudnn.benchmark = False` (no timing-based algorithm choice), and deterministic
-  algorithms (`pipeline.runtime.numerics.configure_torch`, with `CUBLAS_WORKSPACE_CONFIG` pinned), so one machine
-  repeats its own bits run after run.
+* TF32 off: `torch.backends.cuda.matmul.allow_tf32 = False` and `torch.backends.cudnn.allow_tf32 = False` (cuDNN's
+  default is True, which would round convolution inputs to a 10-bit mantissa, about 1e-3 relative), and
+  `torch.set_float32_matmul_precision("highest")`. The legacy flags are used because torch 2.14 refuses to read them
+  once the newer `fp32_precision` settings have been mixed in.
+* `torch.backends.cudnn.benchmark = False` (no timing-based algorithm choice), and deterministic algorithms
+  (`pipeline.runtime.numerics.configure_torch`, with `CUBLAS_WORKSPACE_CONFIG` pinned), so one machine repeats its own
+  bits run after run.
 
-`CUDA_TOLERANCE` states the bound per quantity, as an absolute difference on the quantity's own scale:
-class probabilities 2e-5; SSIM 2e-6; sentence embeddings and BERT-F1 2e-6; KID 4e-6·K, where K is the
-largest of KID's three mean polynomial kernel values (x·y/d + 1)³ (clean-clean, perturbed-perturbed,
-clean-perturbed feature pairs): KID is a difference of these means, so its float32 rounding scales with
-them, not with |KID| (on the digits features K is about 7·10⁴ and φ_KID spans about −10⁶ to 10³ over Θ). A predicted class can change only for an input whose top two
-probabilities lie within the probability tolerance, so δ can differ by such near-ties, which a CPU/CUDA
-comparison counts. How the bounds were set: no GPU was available, so each is about fifteen times the
-float32 rounding error of its computation, measured on the CPU against the same computation in float64
-(digits CNN probabilities 1.4e-6, SSIM 1.2e-7, MiniLM embeddings 1.5e-7 and BERT-F1 1.1e-7 on BBC News
-leads, KID 3.4e-7·K, over ImageNet-C-perturbed digits): two float32 evaluations in different orders
-differ by about twice that. tests/runtime/test_device.py checks the margin on the CPU (at least five times), and
-its CPU/CUDA comparison, skipped without CUDA, is the check to run on the first GPU machine.
+`CUDA_TOLERANCE` states the bound per quantity, as an absolute difference on the quantity's own scale: class
+probabilities 2e-5; SSIM 2e-6; sentence embeddings and BERT-F1 2e-6; KID 4e-6·K, where K is the largest of KID's three
+mean polynomial kernel values (x·y/d + 1)³ (clean-clean, perturbed-perturbed, clean-perturbed feature pairs): KID is a
+difference of these means, so its float32 rounding scales with them, not with |KID|. A predicted class can change only
+for an input whose top two probabilities lie within the probability tolerance, so δ can differ by such near-ties, which
+a CPU/CUDA comparison counts. Each bound is about fifteen times the float32 rounding error of its computation (measured
+as docs/real-models.md, section 'How the CUDA tolerances were set', says).
 """
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from typing import Any, Iterable
 
 from pipeline.runtime.numerics import PINNED
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SEARCH_PATH = (ROOT,)  # where project modules live
 PROJECT_PACKAGES = ("pipeline", "scripts")  # the library and the stage scripts (`scripts.<stage>`)
 # Modules that route but compute no value: their own source counts, what they import does not (the stage

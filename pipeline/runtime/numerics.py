@@ -96,7 +96,7 @@ class _ConfigureTorchOnImport(importlib.abc.MetaPathFinder):
 
 def configure_torch_when_imported() -> None:
     """`configure_torch` now if torch is loaded, else the moment something imports it. Half of the stages never
-    load torch, and importing it only to configure it took 1.4 s in each of them (issue 31)."""
+    load torch, and importing it only to configure it took 1.4 s in each of them."""
     if "torch" in sys.modules:
         configure_torch()
     elif not any(isinstance(f, _ConfigureTorchOnImport) for f in sys.meta_path):

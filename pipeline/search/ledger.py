@@ -11,7 +11,7 @@ new round, because a method that calls again has waited for the answers. A propo
 round its value became known (a cache hit: the round in progress, or the last one). Rounds to full
 recall measure wall-clock time in units of one parallel evaluation.
 
-Cost in model evaluations (issue 30). Where the oracle knows n, the test inputs of a full evaluation, each
+Cost in model evaluations. Where the oracle knows n, the test inputs of a full evaluation, each
 proposal's row records `inputs`, the model evaluations it cost (its inputs through the model: n, fewer for a
 configuration a racing oracle stopped early, 0 for a cache hit), and `evaluations`, their running sum: the cost a
 user pays, against the exhaustive |Θ|·n; from a live benchmark also `seconds_perturb`, `seconds_infer` and

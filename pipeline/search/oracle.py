@@ -24,7 +24,7 @@ Objectives = tuple[float, float]
 
 @dataclass(frozen=True)
 class Answers:
-    """What a batch of configurations cost and gave (issue 30), one row each: the objectives (m, 2) a search sees,
+    """What a batch of configurations cost and gave, one row each: the objectives (m, 2) a search sees,
     the model evaluations each cost (`inputs`: its inputs through the model, NaN where the oracle does not know n),
     whether it was evaluated on every input (`complete`; a raced configuration stopped early is not), the
     variance (m, 2) of its objectives as estimates (0 for a complete one) and, from a live benchmark, the seconds

@@ -6,7 +6,7 @@ Each stage depends on its own file instead of on each of its source files. The f
 when one of those sources changes, or when the closure gains or loses a file, so a stage reruns exactly when it did
 with the sources listed. They are not listed because DVC rewrites `dvc.lock` after every stage with a pure-Python
 YAML round trip, and parses it again before the next: with about 75 sources a stage the lock was 418 KB, and that
-bookkeeping took about 3 s a stage, 2 of the 29 minutes of a `make repro` (issue 31). The stage `stage_code`
+bookkeeping took about 3 s a stage, 2 of the 29 minutes of a `make repro`. The stage `stage_code`
 depends on the folders `pipeline`, `scripts` and `conf` (`.dvcignore` leaves bytecode out): it reruns on any edit
 there, in about a second, and a stage downstream reruns only if its own file came out different."""
 from __future__ import annotations

@@ -231,7 +231,7 @@ STAGES: list[Stage] = [
           deps=lambda cfg: [screening_dir(cfg) / f for f in ("cells.parquet", "intervals.csv", "table36.csv")],
           committed=lambda cfg: [screening_figures(cfg)]),
     *_fuzz_stages(),
-    # one page of every result (issue 21): reads the folders the stages above write, never a model
+    # one page of every result: reads the folders the stages above write, never a model
     Stage("report", "report", ("benchmark.name", "model.name", "suite", "paired.source", "paired_suite", "paired.records",
                                "paired.recapture.source", "paired.screening", "fuzz.adapters", "search.table2_methods"),
           deps=lambda cfg: [outputs(cfg) / d for d in ("groundtruth", "prepare", "search_summary", "paired",

@@ -1,8 +1,8 @@
-"""Anchor method from BoTorch (issue 20): qLogNEHVI, the log noisy expected hypervolume improvement
+"""Anchor method from BoTorch: qLogNEHVI, the log noisy expected hypervolume improvement
 (Ament et al., "Unexpected Improvements to Expected Improvement", 2023; Daulton et al., qNEHVI, 2021),
 maximised exactly over the finite lattice Θ.
 
-Loop, with BoTorch's defaults where the issue leaves a choice:
+Loop, with BoTorch's defaults where a choice is left open:
 
 * Initial design: 2·(n+1) configurations drawn uniformly without replacement (the convention of BoTorch's
   multi-objective tutorials).

@@ -1,4 +1,4 @@
-"""Anchor method ε-PAL (issue 20): Zuluaga, Krause & Püschel, "ε-PAL: An Active Learning Approach to the
+"""Anchor method ε-PAL: Zuluaga, Krause & Püschel, "ε-PAL: An Active Learning Approach to the
 Multi-Objective Optimization Problem", JMLR 17(104), 2016, on the lattice Θ.
 
 Why not `pyepal`: it pins scikit-learn 0.* and does not install on this Python, so the paper's rule is
@@ -22,24 +22,17 @@ Each iteration t (one round of q proposals):
   their posterior mean (σ does not depend on the observed value, and the mean is unchanged by such a
   hallucination), as in the paper's batch variant.
 
-Choices the issue fixes: ε_k = 0.01 × the observed range of objective k (relative ε = 0.01); β_t per
+Choices: ε_k = 0.01 × the observed range of objective k (relative ε = 0.01); β_t per
 Theorem 1, β_t = 2·log(m·|Θ|·π²·t²/(6δ)) with m = 2 objectives and δ = 0.05, scaled by 1/9 as in the
 authors' experiments; the initial design is BoTorch's (2·(n+1) configurations drawn uniformly without
 replacement); hyperparameters are refitted on GP-PND's schedule (`FIT_LIMIT`, `FIT_GROWTH`), the
 posterior updated exactly in between. Each refit keeps the more likely of a fit from scikit-learn's default
-start and one from the previous fit: warm starts alone (GP-PND's way) stayed, on a 6^4 synthetic table, in
-a white-noise optimum (every length scale at its lower bound) that a fit on ~35 points had found, and
-ε-PAL's sampling (widest regions first) makes such small, spread-out designs.
+start and one from the previous fit (why both: docs/search.md, section 'ε-PAL: refit start and a measured run').
 
 Beyond the paper (Recall@P* counts evaluated configurations, so a long run should visit all of Θ): where
 fewer unevaluated points are left in P_t ∪ U_t than the round takes (in particular once U_t is empty), the
 round is filled with discarded ones, the largest additive margin of their predicted mean over the evaluated
 front (`pnd.domination_margin`) first. Nothing is proposed twice, so a run stops after |Θ| proposals.
-
-Measured cost (the 6^4 `synthetic_table`, SSIM-derived ρ, seed 0, one pinned thread on a shared 2-core
-machine): 4 s to u = 600, 31 s for all of Θ; full recall at u = 199. On that run ε-PAL's own rule had
-classified every point after some 50 iterations, 24 of the 30 members of P* discarded (its first regions, from
-a GP on 10 points, are narrow): the continuation above found them.
 """
 from __future__ import annotations
 

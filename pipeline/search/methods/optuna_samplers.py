@@ -1,4 +1,4 @@
-"""Anchor methods from Optuna (issue 20): NSGA-II, multivariate TPE and the GP sampler, run through Optuna's
+"""Anchor methods from Optuna: NSGA-II, multivariate TPE and the GP sampler, run through Optuna's
 ask-and-tell interface on the lattice Θ, each with its library-default settings except the seed.
 
 The search space is one `IntDistribution(0, ℓ−1)` per perturbation type (named `space.names`), both

@@ -1,70 +1,38 @@
 """GP-PND: Pareto-set search by the probability of non-domination under a Gaussian-process surrogate
-(issue 11 §5, beyond the paper; the target is TestNav's P* of §3.3/§4.1).
+(beyond the paper; the target is TestNav's P* of §3.3/§4.1).
 
-The idea. Recall@P* rewards evaluating exactly the configurations that turn out non-dominated, so
-each proposal should be the unevaluated θ most likely to be non-dominated. δ and ρ are smooth in the
-severity levels (close to monotone, see `monotonicity.py`), so a GP over the lattice coordinates
-predicts both well from a few evaluated configurations; what it cannot predict (the table's
-non-smooth part: accuracy counted on |D| inputs, sampling noise of KID) it estimates as a noise term.
-Given the evaluated front F and the predictive N(μ_δ, σ_δ²) × N(μ_ρ, σ_ρ²) of θ, the probability
-that θ is dominated by no point of F is exact for two objectives (a sum over F's staircase,
-`non_domination_probability`). GP-PND proposes the θ with the highest such probability, updates the
-GPs with its (δ, ρ), and repeats. Nothing is ever proposed twice (b = u); configurations predicted to
-be dominated are not excluded, only ordered last, so a run that continues visits all of Θ and always
-reaches recall 1, at |Θ| proposals at worst.
+The idea. Recall@P* rewards evaluating exactly the configurations that turn out non-dominated, so each proposal
+should be the unevaluated θ most likely to be non-dominated. δ and ρ are smooth in the severity levels (close to
+monotone, see `monotonicity.py`), so a GP over the lattice coordinates predicts both well from a few evaluated
+configurations; what it cannot predict (the table's non-smooth part: accuracy counted on |D| inputs, sampling
+noise of KID) it estimates as a noise term. Given the evaluated front F and the predictive N(μ_δ, σ_δ²) ×
+N(μ_ρ, σ_ρ²) of θ, the probability that θ is dominated by no point of F is exact for two objectives (a sum over
+F's staircase, `non_domination_probability`). GP-PND proposes the θ with the highest such probability, updates
+the GPs with its (δ, ρ), and repeats. Nothing is ever proposed twice (b = u); configurations predicted to be
+dominated are not excluded, only ordered last, so a run that continues visits all of Θ and always reaches
+recall 1, at |Θ| proposals at worst.
 
-Steps and the choices the issue leaves open:
+Steps and choices (those tried and measured: docs/search.md, section 'GP-PND: choices and experiments'):
 
-* Initial design (uses the lattice): the identity θ = 0 (the highest fidelity, so in P*), the
-  all-maximum corner (typically the highest δ) and every axis point (one active perturbation at each
-  level: the main effects, where the paper's fronts put many members), n·(ℓ−1) + 2 configurations,
-  plus ⌈n·(ℓ−1)/2⌉ configurations drawn uniformly from the rest so that the first fit also sees
-  interactions. All in a random order; this draw is the seed's only influence besides tie-breaking.
-* Surrogate: one GP per objective, RBF kernel with a length scale per input plus a white-noise term.
-  Inputs: the levels θ / (ℓ−1) and, per dimension, whether it is active (θ_i > 0), because level 0
-  is no perturbation at all and the step 0 → 1 is often larger than any later one. Targets: the
-  objective through a strictly increasing warp w(y) = −log(y_best − y + c) (`gp_surrogate.Warp`), c chosen among
-  (1, 0.1, 0.01) × the observed spread, or no warp, by the likelihood of y (the GP's marginal
-  likelihood of w(y) plus the Jacobian Σ log w'(y)); on the tables tried it keeps δ and SSIM-derived ρ
-  (nearly) unwarped and takes a log for KID-derived ρ, whose min-max normalisation crowds most of a
-  front within 10⁻³ of 1. Dominance is unchanged by such warps, so the probability below is computed
-  on the warped scale. Hyperparameters and warp by maximum likelihood (scikit-learn), refitted
-  whenever the number of evaluated configurations has grown by half, up to `FIT_LIMIT` (fits are
-  cubic in it and settle early), each fit from the same default start, never from the previous fit:
-  on the development table interacting-2 a warm start at 48 evaluations fell into a degenerate optimum
-  (every length scale at its lower bound, all of δ's variance called noise) and stayed there, so the δ
-  GP predicted the prior mean near the all-maximum corner and the last P* members there came at
-  u = 1,293 of 1,296; from the default start every fit, 117. Over the 20 development tables and two
-  search seeds the total u to full recall fell from 22,715 to 20,630 (interacting 3,220 → 851, crowded
-  8,012 → 8,249, the other families within 1%). Between fits the exact posterior is updated one configuration at a
-  time (`gp_surrogate.IncrementalGP`: a Cholesky row, O(u·|Θ|) per proposal). The predictive σ adds the noise
-  term, because the value to be observed includes it.
-* Front: the non-dominated evaluated configurations (the method's own current estimate of P*).
-* Ties of the probability (e.g. all ≈ 0 far below the front) are broken by the additive margin of the
-  predictive mean to the front (`domination_margin`, larger first), then at random.
-* Monotonicity is not imposed. Bounds from evaluated comparable configurations (δ(θ) ≤ min δ over
-  evaluated θ' ≥ θ, ρ(θ) ≤ min ρ over evaluated θ' ≤ θ, widened by the largest violation seen) were
-  tried, in an experiment not kept in the tree, both to order the configurations they prove
-  dominated last and to clip the predictive mean. On the digits table and a near-monotone synthetic
-  table (3 seeds each) neither changed AUC by more than about 0.01 nor u to full recall by more than
-  5%: the GP already predicts what the bounds imply, and real tables are far from monotone (digits:
-  δ non-decreasing along 76% of the lattice edges, KID-derived ρ non-increasing along 56%).
-* Membership instead of non-domination was tried on the development split of `synthetic.py` (20 tables,
-  one seed, an experiment not kept in the tree): scoring the 64 most probable candidates by
-  PND × Π_θ' (1 − P(θ' dominates θ)) over the unevaluated θ' (independent outcomes), an estimate of
-  P(θ ∈ P*). It was no better on `crowded` (mean u 1,094 against 1,037) and worse on `rugged`
-  (308 against 147), so the proposal stays the plain probability of non-domination.
-* Pieces of BoTorch's qLogNEHVI were tried the same way (20 development tables, search seed 0; total u to
-  full recall, against 12,639 for the warm-started GP-PND of the time and 10,511 for the default start
-  kept above): the 2-D expected hypervolume improvement as the acquisition (closed form over the
-  staircase, PND breaking ties) 11,780; a Matérn-5/2 kernel 12,318; refits up to 400 evaluations at
-  growth 1.2 12,868; every predictive sd doubled (wider, ε-PAL-like intervals) 11,354. Their gains
-  over 12,639 came from the interacting tables that the warm start broke, not from crowded or
-  long_front, so none was kept.
+* Initial design (uses the lattice): the identity θ = 0 (the highest fidelity, so in P*), the all-maximum corner
+  (typically the highest δ) and every axis point (one active perturbation at each level: the main effects, where
+  the paper's fronts put many members), n·(ℓ−1) + 2 configurations, plus ⌈n·(ℓ−1)/2⌉ drawn uniformly from the
+  rest so that the first fit also sees interactions, in a random order (the seed's only influence, with ties).
+* Surrogate: one GP per objective, RBF kernel with a length scale per input plus a white-noise term. Inputs: the
+  levels θ / (ℓ−1) and, per dimension, whether it is active (θ_i > 0), because level 0 is no perturbation at all
+  and the step 0 → 1 is often larger than any later one. Targets: the objective through a strictly increasing
+  warp (`gp_surrogate.Warp`, c among `WARPS` × the observed spread, or none) chosen by the likelihood of y; the
+  probability below is computed on the warped scale, since such warps leave dominance unchanged. Hyperparameters
+  and warp by maximum likelihood (scikit-learn), refitted whenever the number of evaluated configurations has
+  grown by half, up to `FIT_LIMIT`, each fit from the same default start, never from the previous fit; in between
+  the exact posterior is updated one configuration at a time (`gp_surrogate.IncrementalGP`: a Cholesky row,
+  O(u·|Θ|) per proposal). The predictive σ adds the noise term, because the value to be observed includes it.
+* Front: the non-dominated evaluated configurations (the method's own current estimate of P*). Ties of the
+  probability (e.g. all ≈ 0 far below the front) are broken by the additive margin of the predictive mean to the
+  front (`domination_margin`, larger first), then at random. Monotonicity is not imposed.
 
-Cost: two u × |Θ| arrays of floats (the posterior's Cholesky rows against all of Θ), 2·8·|Θ|² bytes
-when a run visits all of Θ: 27 MB for 6^4, 1.6 GB for 10^4 configurations; and some 5-20 s of CPU per
-6^4 run, mostly the likelihood fits.
+Cost: two u × |Θ| arrays of floats (the posterior's Cholesky rows against all of Θ), 2·8·|Θ|² bytes when a run
+visits all of Θ (27 MB for 6^4, 1.6 GB for 10^4), and some 5-20 s of CPU per 6^4 run, mostly the likelihood fits.
 """
 from __future__ import annotations
 
@@ -137,7 +105,7 @@ def add_to_front(front: np.ndarray, point: np.ndarray) -> np.ndarray:
 
 
 def estimated_recall(mean: np.ndarray, sd: np.ndarray, front: np.ndarray, non_dominated: np.ndarray | None = None) -> float:
-    """The method's own estimate of Recall@P* (issue 20): A / (A + R) from the posterior of the unevaluated
+    """The method's own estimate of Recall@P*: A / (A + R) from the posterior of the unevaluated
     configurations alone (mean and sd, one row each) and the evaluated front.
 
     R = Σ_θ P(θ is dominated by no point of the front) bounds the expected number of P* members still
@@ -162,7 +130,7 @@ class ParetoProbability(Method):
     front under two GP surrogates (module docstring); each θ once, so b = u and a run stops after
     min(B, |Θ|) proposals, like Random Search.
 
-    Beyond one proposal at a time (issue 20): with q = `ledger.batch_size` > 1 a round proposes q
+    Beyond one proposal at a time: with q = `ledger.batch_size` > 1 a round proposes q
     configurations, chosen one after another with the "kriging believer" rule: each pick is conditioned
     on, as if observed, at its predictive mean, which updates the posterior variance exactly (it does not
     depend on the values) and the front by the believed point, so the next pick of the round goes

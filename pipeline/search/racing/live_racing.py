@@ -1,4 +1,4 @@
-"""Racing over inputs on a live model (issue 30, items 2 and 5): the oracle of a user's run, which evaluates each
+"""Racing over inputs on a live model: the oracle of a user's run, which evaluates each
 configuration in slices of its test inputs (`pipeline.search.racing.racing`) and stops it when a completed one dominates
 it with confidence.
 

@@ -1,4 +1,4 @@
-"""Racing over inputs (issue 30, item 2): evaluate a configuration on slices of the test inputs and stop it as
+"""Racing over inputs: evaluate a configuration on slices of the test inputs and stop it as
 soon as a completed configuration dominates it with confidence, so that a search pays model evaluations only
 where they can change the front.
 
@@ -27,22 +27,10 @@ same for every θ, so every comparison is paired):
   added to θ*'s exact δ) with variance scale²·s²·(1 − m/n)/m', and its exact ρ; a surrogate sees it with that
   noise (`pipeline.search.methods.pnd`).
 
-Choices the issue leaves open, made on the development split only (`benchmarks/bench_search_cost.py --split dev
---per-family 2 --seeds 1 --methods pnd_race`, GP-PND through all of Θ; means over the 10 tables of the share of the
-exhaustive cost |Θ|·n to complete the whole core, at the stopping rule (est_core ≥ 0.95), and to all of P*):
-
-| setting | to the core | at the stopping rule | to P* | core recall ≥ 0.95 at the stop |
-|---|---:|---:|---:|---:|
-| z = 1.645, first 30, growth 2 (kept) | 0.068 | 0.133 | 0.641 | 10 of 10 |
-| z = 2.5, first 30, growth 2 | 0.083 | 0.162 | 0.377 | 10 of 10 |
-| z = 3.5, first 30, growth 2 | 0.090 | 0.182 | 0.308 | 10 of 10 |
-| z = 2.5, first 15 / 60 | 0.081 / 0.090 | 0.159 / 0.179 | 0.375 / 0.368 | 10 / 10 of 10 |
-| z = 2.5, growth 3 | 0.066 | 0.163 | 0.457 | 10 of 10 |
-
-Every setting was calibrated on the core; the smallest z costs least to the core and at the stop, and loses more of
-P* (members on the front by an input or two are raced out: the price of not paying for them). Every rival is tested
-at every slice and θ stops if any bound clears 0, so z is not the per-test quantile of a stated level; 1.645 is the
-one-sided 95% normal point, kept because it was the cheapest calibrated setting.
+Choices: z = `Z` = 1.645 (the one-sided 95% normal point), `FIRST` = 30 and `GROWTH` = 2, the cheapest setting
+calibrated on the core of those tried on the development split (the settings and their costs: docs/search.md,
+section 'Racing: the settings tried'). z is not the per-test quantile of a stated level: every rival is tested at
+every slice and θ stops if any bound clears 0.
 """
 from __future__ import annotations
 

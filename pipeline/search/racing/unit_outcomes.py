@@ -1,4 +1,4 @@
-"""The per-unit layer that a search may read for what it has evaluated (issue 29, item 4): the outcomes and
+"""The per-unit layer that a search may read for what it has evaluated: the outcomes and
 fidelity of configurations on every test unit (an input; a code problem), in `pipeline.front.membership`'s terms,
 with the map from their means to the oracle's objectives: `UnitOutcomes` for a table's every configuration,
 `UnitRecorder` for a live search's, filled as they are evaluated."""

@@ -1,4 +1,4 @@
-"""A search's cost in model evaluations (issue 30, item 1), read from its trace's `inputs` and `evaluations` columns
+"""A search's cost in model evaluations, read from its trace's `inputs` and `evaluations` columns
 (`pipeline.search.ledger`): one configuration on one test input is one evaluation, the exhaustive ground truth
 costs |Θ|·n.
 

@@ -14,7 +14,7 @@ Conventions (the paper leaves them open):
 * It is defined only where both methods reach full recall in every seed (`reached == seeds`): a mean
   over only the seeds that happened to reach it would flatter a method that usually fails. Elsewhere
   it is NaN, shown as "–".
-* Runs that never reach recall 1 are shown too (issue 20): `u_cens_median` is the median over all seeds
+* Runs that never reach recall 1 are shown too: `u_cens_median` is the median over all seeds
   of the censored u, which counts such a run as |Θ| + 1 (worse than enumerating Θ;
   `pipeline.search.scoring.comparison.censored_u`), so a method that usually fails is not flattered by a mean
   over its few successes.

@@ -1,4 +1,4 @@
-"""A search's own estimate of its recall of the core (issue 29, item 4): the configurations on the front in ≥ 95%
+"""A search's own estimate of its recall of the core: the configurations on the front in ≥ 95%
 of the paired bootstrap resamples of the test inputs (`pipeline.front.membership`), estimated from the per-input outcomes
 of what the search has evaluated and its surrogate's predictive of the rest.
 
@@ -13,34 +13,26 @@ The estimate, A / (A + R), like GP-PND's estimate of Recall@P* (`pipeline.search
   C ∩ E ⊆ K: K holds every core member found so far, and possibly some that an unevaluated θ will push out.
   A = Σ_{k ∈ K} Π_{θ ∈ U} (1 − P(θ ≥ k on both objectives)), the expected number of K that no unevaluated θ
   dominates (independent outcomes).
-* R, the expected number of core members still in U. θ ∈ C beats every θ' of E on one objective in ≥ 95% of
-  resamples, so by a margin of some standard errors of the paired difference. We take f's own standard error,
-  se_f = sd_i(x_fi) / √n of its per-unit values x (outcome differences c − o for δ, fidelity for ρ; 0 for a
-  set-level fidelity, which the bootstrap holds fixed), as the scale, raise every point of E near the front by
-  z·se_f on both objectives, and sum over U the probability of non-domination by that raised front
-  (`non_domination_probability`). The raised front is the bar a core member must clear; the plain front, which
-  GP-PND's Recall@P* estimate uses, is the bar of any member of P*, most of which (on the real pairs) are on it
-  by one or two inputs.
+* R, the expected number of core members still in U. θ ∈ C beats every θ' of E on one objective in ≥ 95% of resamples,
+  so by a margin of some standard errors of the paired difference. We take f's own standard error,
+  se_f = sd_i(x_fi) / √n of its per-unit values x (outcome differences c − o for δ, fidelity for ρ; 0 for a set-level
+  fidelity, which the bootstrap holds fixed), as the scale, raise every point of E near the front by z·se_f on both
+  objectives, and sum over U the probability of non-domination by that raised front (`non_domination_probability`).
+  The raised front is the bar a core member must clear; the plain front, which GP-PND's Recall@P* estimate uses, is
+  the bar of any member of P*, most of which (on the real pairs) are on it by one or two inputs.
 
 What it uses: the outcomes of E only (`Ledger.inputs_of` refuses any other), and the surrogate conditioned on E.
 
 Cost. π_E is computed on the configurations of E near the front only: those not dominated by the front of E
 lowered by `NEAR` = 4 standard errors of each of its points (a configuration further below is on a resample's
 front, or dominates a point of K in one, only where both move 4 standard errors, which B = 1,000 resamples all but
-never draw). K is recomputed on a schedule (`CoreTracker`); a recomputation takes some 30 ms for the one to two
-hundred configurations near a front of 6^4 (B = 1,000), and a GP-PND run through all of a 6^4 lattice with the
-estimate took 1.4x the time of one without (smooth-0 under cProfile: 14.8 s against 10.6 s).
+never draw). K is recomputed on a schedule (`CoreTracker`).
 
-Choices the paper and the issue leave open, made on the development split of `pipeline.search.studies.synthetic` (3 tables
-per family, 2 search seeds, GP-PND, no stopping; the runs and the first u where the estimate reaches 0.95):
-* z = 1.0. With z = 1.645, the one-sided 95% point for one rival, the core's recall at that u was ≥ 0.95 in 27 of
-  30 runs, but in 4 of 6 on long_front, where one core member of 4 came at u = 164-184 and the estimate had
-  reached 0.95 at u = 102-106. z = 1.0 (a lower bar, so more unevaluated candidates) gave ≥ 0.95 in every
-  rugged and long_front run (long_front-2 seed 1 not rerun), at a larger u: rugged 108-295 (median 142) against
-  80-142 (105.5), long_front 279-611 against 102-287; and left crowded as it was (one run of 6 at 6 of 7 core
-  members: its fidelity is a set statistic, se 0, so the bar is raised in δ only). Calibration first: z = 1.0.
-* B = 1,000 and the layer's bootstrap seed, the ground truth's (so K uses its resamples).
-* The standard error of f alone rather than of the (unknown) paired difference with θ.
+Choices (made on the development split of `pipeline.search.studies.synthetic`; the runs and timings:
+docs/confidence.md, section 'The core estimate: choices and cost'): z = `Z` = 1.0, not 1.645, the one-sided 95% point
+for one rival, which stopped before a late core member on long_front (calibration first); B = 1,000 and the layer's
+bootstrap seed, the ground truth's (so K uses its resamples); the standard error of f alone rather than of the
+(unknown) paired difference with θ.
 """
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""The initial-design ablations of issue 20: does GP-PND win by its surrogate or by its start?
+"""The initial-design ablations: does GP-PND win by its surrogate or by its start?
+
+Results: docs/search.md, section 'Initial-design ablations and the slower anchors'.
 
 * `TestNavLatticeStart`: TestNav whose initial population begins with GP-PND's initial design (the
   identity, the all-maximum corner, every axis point and the uniform extra; `pnd.initial_design`), filled

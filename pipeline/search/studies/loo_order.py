@@ -1,6 +1,6 @@
 """The leave-one-out order of a ground-truth table: how much of P* a GP surrogate could foresee if it knew
-the value of every configuration but the one it ranks (issue 20: how far from the limit a surrogate
-search is, beyond the paper).
+the value of every configuration but the one it ranks: how far from the limit a surrogate search is, beyond the
+paper (docs/search.md, 'How far from the limit?').
 
 For each θ, the GP of each objective (GP-PND's model: RBF over the levels and the active flags, a
 white-noise term, GP-PND's warps chosen by likelihood) is conditioned on every other configuration of the
@@ -13,7 +13,7 @@ a static order needs to recover all of P*.
 
 It is not a lower bound for a sequential search. A member that noise alone lifted onto the front has a
 small p_θ whatever was evaluated, and any search, the order above included, finds it only by evaluating
-most of what scores as high, so on noisy tables it says where the 5x goal of issue 20 is out of reach
+most of what scores as high, so on noisy tables it says where a median within 5x of the ideal is out of reach
 for a surrogate. But a sequential search ranks against its own, weaker front, and can find such a
 member earlier by luck (GP-PND does, on some crowded tables).
 
@@ -86,7 +86,8 @@ def membership_probability(objectives: np.ndarray, space: Space, fit_size: int =
 
 def loo_order_u(p: np.ndarray, pareto: np.ndarray) -> int:
     """Configurations the order by p (largest first) evaluates until every member of P* (or of another target
-    mask, such as the core of issue 29) is in: the largest number of configurations scoring at least as high as a member."""
+    mask, such as the core, `pipeline.front.membership`) is in: the largest number of configurations scoring at
+    least as high as a member."""
     p, pareto = np.asarray(p, dtype=float), np.asarray(pareto, dtype=bool)
     if not pareto.any():
         raise ValueError("P* is empty: there is no member to recover")

@@ -1,4 +1,4 @@
-"""How close δ and ρ are to monotone on the lattice Θ (issue 11 §5, TestNav §3.1-3.2).
+"""How close δ and ρ are to monotone on the lattice Θ (TestNav §3.1-3.2).
 
 Raising one severity level should not make a model better nor its inputs more faithful: along every
 lattice edge θ → θ + e_i (one level up in dimension i, all other levels equal) δ should not decrease

@@ -1,70 +1,38 @@
 """Seeded synthetic ground-truth tables, for choosing and testing search methods away from the real tables.
 
-Every family builds raw objectives (δ, ρ) over Θ from levels scaled to g_i = θ_i / (ℓ−1) ∈ [0, 1], then
-min-max normalises both and marks P* with `pareto_mask` (both maximised). Its parameters (weights per
-dimension w_i = exp(0.5·z_i), z_i standard normal, exponents, noise scales) are drawn from a generator
-seeded by (index in `FAMILIES`, seed), so each (family, seed) pair is one fixed table. Below, s_w^a(g) =
-Σ w_i g_i^a_i / Σ w_i is a weighted severity in [0, 1] and ε an independent standard normal per
-configuration. The |P*| ranges (`FRONT_SIZES`) hold on the default Θ = {0..5}^4 for every seed of both splits.
+Every family builds raw objectives (δ, ρ) over Θ from levels scaled to g_i = θ_i / (ℓ−1) ∈ [0, 1], then min-max
+normalises both and marks P* with `pareto_mask` (both maximised). Its parameters (weights per dimension
+w_i = exp(0.5·z_i), z_i standard normal, exponents, noise scales) are drawn from a generator seeded by (index in
+`FAMILIES`, seed), so each (family, seed) pair is one fixed table. Below, s_w^a(g) = Σ w_i g_i^a_i / Σ w_i is a
+weighted severity in [0, 1] and ε an independent standard normal per configuration. The |P*| ranges
+(`FRONT_SIZES`) hold on the default Θ = {0..5}^4 for every seed of both splits.
 
-* `smooth`: δ = s_w^a, a_i ~ U(1, 3); ρ = 1 − s_v^b, b_i ~ U(0.5, 1.2). Additive, smooth, strictly
-  monotone along every lattice edge: the idealised table of TestNav §3.1. |P*| 20-60.
-* `interacting`: δ = Σ u_i g_i + Σ_{i<j} W_ij g_i g_j with u_i ~ U(0.1, 0.5) and W_ij ~ U(−0.5, 2), so
-  pairs matter more than single dimensions and some pairs mask each other; ρ = Π_i (1 − v_i g_i^b_i),
-  v_i ~ U(0.3, 0.9), b_i ~ U(0.5, 2), multiplicative like the survival of a signal under composed
-  perturbations. Imitates perturbations that compound (noise then blur); a masking pair (W_ij < 0) can
-  make δ fall along up to half of the edges. |P*| 15-120.
-* `rugged`: accuracy on a small test set of m ~ U{40..399} inputs, acc = Binomial(m, p)/m with
-  p = c·(1 − k·s_w^a) + bumps, c ~ U(0.85, 0.98), k ~ U(0.4, 0.8), and δ = c − acc; ρ = 1 − s_v^b +
-  σ·ε + bumps, σ ~ U(0.02, 0.06). A bump is ±A·exp(−‖g − g_c‖² / 2h²) around a random configuration, 2-5
-  of them per objective, A ~ U(0.03, 0.1), h ~ U(0.15, 0.3). Imitates the real tables' noise, ties
-  (δ takes at most m+1 values) and local non-monotonicity: δ is non-decreasing along 60-85% of the
-  lattice edges (digits: 76%), ρ non-increasing along 70-95%. |P*| 5-40.
-* `crowded`: δ = s_w^a + 0.01·ε; ρ = −d with d = (exp(κ·s_v^b) − 1)·exp(0.3·ε) + τ·ε', b_i ~ U(1.5, 2.5),
-  κ ~ U(22, 30): a distance that is tiny for most configurations and explodes for the most severe ones,
-  with an additive noise floor τ = U(0.2, 1)·(exp(κ/4) − 1) that scrambles the order of the
-  near-identical ones (ρ non-increasing along 70-90% of the edges). After min-max normalisation more than 60% of the
-  front lies within 1e-3 of ρ = 1, like KID on digits. |P*| 15-65.
-* `long_front`: one shared severity s = s_w^a, a_i ~ U(0.8, 1.5): δ = s^c + η·ε, ρ = −s + η·ε',
-  c ~ U(0.7, 1.5), η log-uniform in [0.01, 0.02]. δ and ρ conflict along every direction, so P* is a
-  long ragged band whose width the noise sets. |P*| 50-150.
+* `smooth`: δ = s_w^a, a_i ~ U(1, 3); ρ = 1 − s_v^b, b_i ~ U(0.5, 1.2): additive and monotone, TestNav §3.1's ideal.
+* `interacting`: δ = Σ u_i g_i + Σ_{i<j} W_ij g_i g_j (W_ij ~ U(−0.5, 2): pairs that compound or mask each other);
+  ρ = Π_i (1 − v_i g_i^b_i), multiplicative like a signal's survival under composed perturbations.
+* `rugged`: δ = c − acc, acc = Binomial(m, p)/m on m ~ U{40..399} inputs, p = c·(1 − k·s_w^a) + bumps; ρ = 1 −
+  s_v^b + σ·ε + bumps (`_rugged_counts`, `_bumps`): the real tables' noise, ties and local non-monotonicity.
+* `crowded`: δ = s_w^a + 0.01·ε; ρ = −d, d = (exp(κ·s_v^b) − 1)·exp(0.3·ε) + τ·ε', a distance tiny for most
+  configurations and exploding for the most severe, with a noise floor τ: a front crowded near ρ = 1, like KID.
+* `long_front`: δ = s^c + η·ε, ρ = −s + η·ε' for one shared severity s = s_w^a: a long ragged band.
 
-Per-input layer (issue 29, item 5: `synthetic_inputs`, `synthetic_confidence`). Beside each table, which it
-leaves as it is, n test inputs (`N_INPUTS` = 200; rugged: its own m, 40-399) with an outcome o_θi ∈ [0, 1] and a
-fidelity f_θi for every θ, drawn from their own generator (stream `_INPUTS` of (family, seed)):
+Per-input layer (`synthetic_inputs`, `synthetic_confidence`): beside each table, left as it is, n test inputs
+(`N_INPUTS`; rugged: its own m), each with an outcome o_θi ∈ [0, 1] and a fidelity f_θi per θ (stream `_INPUTS`):
 
-* Outcomes. Input i has a latent difficulty d_i ~ N(0, 1), shared by every θ; θ adds its own noise σ·ε_θi
-  (σ = `NOISE` = 0.5, ε standard normal). θ fails its n·δ(θ) inputs of largest d_i + σ·ε_θi (the next one in part
-  where n·δ is not a whole number): loss x_θi ∈ [0, 1], o_θi = 1 − x_θi, clean outcome c_i = 1. So mean_i (c_i − o_θi)
-  = δ(θ) = `delta_norm` (up to float rounding), and two configurations fail mostly the same hard inputs: their
-  comparison is paired and correlated, as on real data (σ = 0 would nest the failure sets; σ → ∞ make them
-  independent). rugged's δ is already an accuracy on m inputs: θ fails exactly m − k_θ of them (k_θ its binomial
-  count of correct ones), o_θi ∈ {0, 1}, and mean_i (c_i − o_θi) = 1 − k_θ/m, whose min-max normalisation is
-  `delta_norm`. c_i = 1 because ψ(D) shifts δ* of every θ alike in a resample (paired) and so moves no θ across the
-  front; with it no δ* reaches the bootstrap's clamp at 0, which the (unclamped) table does not have.
-* Fidelity. f_θi = 1 − (1 − ρ(θ))·v_θi with v_θi ∝ exp(0.5·(b_i + σ·ε'_θi)) scaled to mean 1 over the inputs
-  (0.5 = `FIDELITY_SPREAD`), b_i ~ N(0, 1) a per-input sensitivity shared by every θ: mean_i f_θi = ρ(θ) =
-  `rho_norm`, f ≤ 1, and the θ with ρ = 1 keeps every input intact. crowded's ρ imitates KID, a set statistic: one
-  value per θ (`SET_FIDELITY`), held fixed by the bootstrap as KID is in the real ground truth; its front's ρ differ
-  by as little as 1e-13, below the bootstrap's rounding (`pipeline.front.membership.TIE_DECIMALS`), so
-  `synthetic_confidence` hands the bootstrap its dense rank, which has the same order.
-* Confidence. `synthetic_confidence` adds the real ground truth's columns for the one metric `METRIC`: `pi_syn` and
-  `set_syn` (core: π ≥ 0.95; plausible: π ≥ 0.05), from `pipeline.front.membership.bootstrap_membership` with B = 1,000
-  unstratified resamples seeded by stream `_RESAMPLES` of (family, seed). The bootstrap's front on the layer's
-  point estimates is P* (the `pareto` column); the θ of highest fidelity is on the front in every resample (π = 1).
-* Measured on dev seeds 0-9 (default Θ), the share of P* in the core, mean (range): smooth 0.26 (0.12-0.36),
-  interacting 0.04 (0.02-0.09), rugged 0.16 (0.05-0.29), crowded 0.19 (0.07-0.36), long_front 0.03 (0.02-0.05);
-  median |core| 9, 2, 2, 6 and 3. σ was chosen on these so that, as on the real pairs (27 of the 160 members of the
-  eight real fronts are in the core, 4-40% per pair), most of P* is fragile; σ = 0.3 and 0.7 (seeds 0-4) give
-  smooth 0.39 and 0.22, rugged 0.23 and 0.12, and leave interacting and long_front at 0.03-0.04: their long,
-  dense fronts are fragile at n = 200 whatever σ. The share of P* on the front by at most one input
-  (`pipeline.front.membership.front_margin`) is 0.16-0.35 per family, below the real pairs' 0.58: a margin scales with
-  n, and n = 200 was set between the real n (40-360), not fitted to that share. `synthetic_confidence` takes
-  about 0.4-0.5 s per 6^4 table on one shared core (the 100 tables of `split_tables("test", 20)`: 51 s).
+* Outcomes. Input i has a latent difficulty d_i ~ N(0, 1), shared by every θ; θ fails its n·δ(θ) inputs of
+  largest d_i + σ·ε_θi (σ = `NOISE`; the next one in part), so mean_i (c_i − o_θi) = δ(θ) with clean outcome
+  c_i = 1, and two configurations fail mostly the same hard inputs (paired, correlated). rugged's θ fails exactly
+  m − k_θ of its m inputs (k_θ its binomial count of correct ones).
+* Fidelity. f_θi = 1 − (1 − ρ(θ))·v_θi, v_θi ∝ exp(`FIDELITY_SPREAD`·(b_i + σ·ε'_θi)) of mean 1 over the inputs,
+  b_i ~ N(0, 1) shared by every θ: mean_i f_θi = ρ(θ), f ≤ 1. crowded's ρ is a set statistic (`SET_FIDELITY`),
+  one value per θ, held fixed by the bootstrap and handed to it as its dense rank.
+* Confidence. `pi_syn` and `set_syn` (core: π ≥ 0.95; plausible: π ≥ 0.05) from
+  `pipeline.front.membership.bootstrap_membership`, B = 1,000 unstratified resamples (stream `_RESAMPLES`).
 
-Protocol: method choices (hyper-parameters, which variant to keep) are made on the `dev` split only,
-seeds `DEV_SEEDS`; results are reported once on the disjoint `test` split, seeds `TEST_SEEDS`.
-`split_tables` lists the (family, seed) pairs of a split.
+Protocol: method choices (hyper-parameters, which variant to keep) are made on the `dev` split only (`DEV_SEEDS`),
+results reported once on the disjoint `test` split (`TEST_SEEDS`); `split_tables` lists a split's (family, seed)
+pairs. The features each family imitates, the measured cores and the choice of σ: docs/search.md, section
+'Synthetic tables in full'.
 """
 from __future__ import annotations
 
