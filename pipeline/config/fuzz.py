@@ -1,4 +1,4 @@
-"""`fuzz` (conf/fuzz/): the structural-robustness campaign (robustness-index.md: MRI, sensitivity profile,
+"""`fuzz` (conf/fuzz/): the structural-robustness campaign ("Adversarial Robustness and the Model Robustness Index": MRI, sensitivity profile,
 adversarial threshold search) and the settings of each adapter: the three built-ins, and a user's own
 (`PluginAdapterConfig`, any entry of `fuzz.adapters` with a `_target_`)."""
 from __future__ import annotations
@@ -130,7 +130,7 @@ def plugin_adapter_node(name: str, data: Any) -> DictConfig:
 
 
 def check_fuzz(f: dict[str, Any]) -> None:
-    """Rules of `fuzz`: the adapter and each adapter's campaign settings (robustness-index.md)."""
+    """Rules of `fuzz`: the adapter and each adapter's campaign settings (the structural-robustness chapter)."""
     plugins = [name for name, a in f["adapters"].items() if name not in FUZZ_ADAPTERS]
     choice("fuzz.adapter", f["adapter"], [*FUZZ_ADAPTERS, *plugins])
     at_least("fuzz.seed", f["seed"], 0)

@@ -1,5 +1,5 @@
 """`paired` (conf/paired/): the records stage (pool, corruptions, severities, the model zoo), the bounds and
-policies analyses, recapture and screening (paired-evaluations.md §3-§6)."""
+policies analyses, recapture and screening (Paired Evaluations, arXiv 2609.35583, §3-§6)."""
 from __future__ import annotations
 
 import math

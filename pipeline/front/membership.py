@@ -30,7 +30,7 @@ comparison δ and ρ are rounded to `TIE_DECIMALS` decimals, so floating-point r
 never makes or breaks a tie (sums of 0/1 outcomes are exact anyway).
 
 Own code, not a library: the front of every resample is found at once by a 2-D sweep vectorised over the
-resamples (`front_mask`); `pareto_mask` sorts one point set per call, and moocore's `is_nondominated` (which, with
+resamples (`pipeline.front.pareto.front_mask`); `pareto_mask` sorts one point set per call, and moocore's `is_nondominated` (which, with
 `keep_weakly=True`, follows the same tie rule) works on one point set per call and is not a declared dependency.
 At m = 1,296, n = 360, B = 1,000 a call takes about 0.4 s on one core, most of it in the fronts.
 """
@@ -41,6 +41,8 @@ from itertools import combinations_with_replacement
 
 import numpy as np
 import pandas as pd
+
+from pipeline.front.pareto import front_mask
 
 TIE_DECIMALS = 12  # δ and ρ are compared after rounding to this many decimals
 BLOCK = 1024  # resamples whose fronts are computed together (bounds memory at O(BLOCK · m))
@@ -77,27 +79,6 @@ def _objectives(counts: np.ndarray, diff: np.ndarray, fidelity: np.ndarray) -> t
     delta = np.maximum(counts @ diff.T / n, 0.0)
     rho = counts @ fidelity.T / n if fidelity.ndim == 2 else np.broadcast_to(fidelity, delta.shape)
     return np.round(delta, TIE_DECIMALS), np.round(rho, TIE_DECIMALS)
-
-
-def front_mask(delta: np.ndarray, rho: np.ndarray) -> np.ndarray:
-    """Non-dominated flags (both maximised, `pareto_mask`'s tie rule) of each row of (K, m) arrays δ and ρ.
-
-    Per row: sort by δ descending, ρ descending; θ is on the front iff its ρ is the largest among the points
-    with its δ and exceeds the running maximum of ρ over the points with a larger δ.
-    """
-    delta, rho = np.atleast_2d(delta), np.atleast_2d(rho)
-    order = np.lexsort((-rho, -delta), axis=-1)
-    d, r = np.take_along_axis(delta, order, axis=-1), np.take_along_axis(rho, order, axis=-1)
-    position = np.arange(d.shape[1])
-    starts = np.ones(d.shape, dtype=bool)
-    starts[:, 1:] = d[:, 1:] != d[:, :-1]
-    first = np.maximum.accumulate(np.where(starts, position, 0), axis=1)  # first point of each δ-tie group
-    best = np.maximum.accumulate(r, axis=1)
-    above = np.where(first > 0, np.take_along_axis(best, np.maximum(first - 1, 0), axis=1), -np.inf)
-    keep = (r == np.take_along_axis(r, first, axis=1)) & (r > above)
-    out = np.empty_like(keep)
-    np.put_along_axis(out, order, keep, axis=1)
-    return out
 
 
 def _draw_counts(codes: np.ndarray, B: int, rng: np.random.Generator) -> np.ndarray:

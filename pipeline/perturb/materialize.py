@@ -1,6 +1,6 @@
 """Materialized perturbed sets: an on-disk, content-addressed, chunked store of T_θ for the
 configurations θ of a space, written once and read by the evaluation of every model that shares the
-clean set, the perturbations and the seed (DESIGN: "a model never re-perturbs what the cache holds").
+clean set, the perturbations and the seed (a model never re-perturbs what the cache holds).
 
 Key. A store lives in `<root>/<key digest>/`, the digest of everything its arrays depend on: the clean
 set (`data_digest`), the perturbation code (`perturbation_fingerprint`: the import closure of the

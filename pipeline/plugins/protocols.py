@@ -118,11 +118,14 @@ class SearchMethod(Protocol):
 
 @runtime_checkable
 class FuzzAdapter(Protocol):
-    """A model under structural fuzzing (robustness-index.md): `evaluate_fn(params) -> (error,
-    per_target_errors)`; `pipeline.fuzz.adapters.Adapter` is the record every built-in returns."""
+    """A model under structural fuzzing ("Adversarial Robustness and the Model Robustness Index", chapter 9):
+    `evaluate_fn(params) -> (error, per_target_errors)` over the dimensions `dim_names`, a dimension switched off
+    at `inactive_value`. Optional, with their defaults (`pipeline.fuzz.adapters.PLUGIN_OPTIONAL`; not part of the
+    runtime check): `evaluate_batch_fn`, `candidate_values`, `operating_point`, `target_names`, `error_name`.
+    `pipeline.fuzz.adapters.Adapter` is the record every built-in returns."""
 
-    name: str
     dim_names: tuple[str, ...]
+    inactive_value: float
 
     def evaluate_fn(self, params: np.ndarray) -> tuple[float, dict[str, float]]:
         """The model's error and its per-target errors at `params`."""

@@ -28,3 +28,15 @@ def test_the_map_lists_the_layers_of_the_contract():
     names = [n.strip() for layer in layers for n in layer.replace("|", ":").split(":")]
     missing = [n for n in names if n != "scripts" and f"`{n}`" not in table]
     assert not missing, f"the map's layer table leaves out {missing}"
+
+
+def test_no_file_points_outside_the_repository():
+    """The papers are cited by title and arXiv id; no tracked file names a path beside the repository."""
+    import re
+    import subprocess
+
+    outside = re.compile(r"\.\./shared|DESIGN\.md|(testnav|paired-evaluations|robustness-index)\.md")
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    found = [f for f in tracked if f.endswith((".py", ".md", ".toml", ".yaml")) and not f.startswith("outputs/")
+             and f != "tests/docs/test_architecture.py" and outside.search((ROOT / f).read_text(errors="replace"))]
+    assert not found, f"these files point outside the repository: {found}"

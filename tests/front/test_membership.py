@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from pipeline.front.pareto import pareto_mask
-from pipeline.front.membership import _draw_counts, bootstrap_membership, exact_membership, front_margin, front_mask
+from pipeline.front.membership import _draw_counts, bootstrap_membership, exact_membership, front_margin
+from pipeline.front.pareto import front_mask
 
 
 def brute_pi(outcomes: np.ndarray, clean: np.ndarray, fidelity: np.ndarray, strata: np.ndarray | None = None) -> np.ndarray:

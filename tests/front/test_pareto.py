@@ -41,7 +41,7 @@ def test_three_objectives_and_blocking():
 def test_the_two_objective_sort_equals_the_blocked_comparison_bit_for_bit():
     """The O(n log n) path of two objectives against the O(n²) comparison it replaced (three objectives' path, fed
     the same two columns and a constant third), on ties, duplicates, signed zeros and infinities."""
-    from pipeline.front.pareto import _dominated_2d, dominated_mask
+    from pipeline.front.pareto import dominated_mask, front_mask
 
     rng = np.random.default_rng(2)
     specials = np.array([0.0, -0.0, np.inf, -np.inf, 1.0, -1.0])
@@ -51,5 +51,23 @@ def test_the_two_objective_sort_equals_the_blocked_comparison_bit_for_bit():
         if trial % 5 == 0:
             pts[rng.random(pts.shape) < 0.2] = rng.choice(specials, size=1)
         blocked = dominated_mask(np.column_stack([pts, np.zeros(n)]), block=64)  # a constant third objective changes nothing
-        np.testing.assert_array_equal(_dominated_2d(pts), blocked)
+        np.testing.assert_array_equal(~front_mask(pts[:, 0], pts[:, 1])[0], blocked)
     assert dominated_mask(np.zeros((0, 2))).shape == (0,)
+
+
+def test_the_query_and_incremental_forms_agree_with_the_blocked_comparison():
+    """`dominated_by` (query form) and `add_to_front` (incremental form) against the O(n²) comparison on the union."""
+    from pipeline.front.pareto import add_to_front, dominated_by, dominated_mask
+
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        pts = rng.integers(0, 5, size=(int(rng.integers(1, 40)), 2)).astype(float)
+        front = np.zeros((0, 2))
+        for i, p in enumerate(pts):
+            front = add_to_front(front, p)
+            seen = pts[: i + 1]
+            expected = seen[~dominated_mask(seen)]
+            assert sorted(map(tuple, front)) == sorted(map(tuple, expected))
+        queries = rng.integers(0, 5, size=(10, 2)).astype(float)
+        brute = [bool(((pts >= q).all(axis=1) & (pts > q).any(axis=1)).any()) for q in queries]
+        assert dominated_by(pts, queries).tolist() == brute

@@ -6,9 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.front.pareto import pareto_mask
+from pipeline.front.pareto import dominated_by, pareto_mask
 from pipeline.search.methods.pareto_bandit import (
-    dominated_by,
     evaluations_to_recover,
     hoeffding_serfling_radius,
     pareto_bandit,

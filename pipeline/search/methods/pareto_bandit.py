@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from pipeline.front.pareto import dominated_by
 from pipeline.search.racing.unit_outcomes import UnitOutcomes
 
 Sampler = Callable[[np.ndarray, int, int], np.ndarray]
@@ -96,43 +97,6 @@ def hoeffding_serfling_radius(t: int, population: int | None, arms: int, objecti
         raise ValueError(f"the radius needs at least one pull, got t={t}")
     factor = 1.0 if population is None else max(0.0, min(1 - (t - 1) / population, (1 - t / population) * (1 + 1 / t)))
     return span * float(np.sqrt(factor * np.log(4 * arms * max(objectives, 1) * t**2 / delta) / (2 * t)))
-
-
-def _range_max(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """max(values[lo..hi]) per pair (inclusive), −inf where lo > hi."""
-    out = np.full(len(lo), -np.inf)
-    ok = lo <= hi
-    if ok.any():
-        padded = np.append(values, -np.inf)
-        bounds = np.column_stack([lo[ok], hi[ok] + 1]).ravel()
-        out[ok] = np.maximum.reduceat(padded, bounds)[::2]
-    return out
-
-
-def dominated_by(points: np.ndarray, queries: np.ndarray, own: np.ndarray | None = None) -> np.ndarray:
-    """(k,) True where some row of `points` (m, 2) dominates query k of `queries` (k, 2) (≥ on both, > on one,
-    both maximised), not counting `points[own[k]]` where `own` is given (−1: none). One sort, O((m + k) log m)."""
-    out = np.zeros(len(queries), dtype=bool)
-    if not len(points) or not len(queries):
-        return out
-    order = np.argsort(-points[:, 0], kind="stable")
-    xs, ys = -points[order, 0], points[order, 1]  # xs ascending: points by x descending
-    best = np.maximum.accumulate(ys)  # best y over the first k + 1 points (largest x)
-    top = np.maximum.accumulate(np.where(ys == best, np.arange(len(ys)), 0))  # where that best is attained
-    place = np.full(len(points), -1)
-    place[order] = np.arange(len(points))
-    mine = np.full(len(queries), -1) if own is None else np.where(own >= 0, place[np.maximum(own, 0)], -1)
-    for side, strict in (("left", False), ("right", True)):
-        last = np.searchsorted(xs, -queries[:, 0], side=side) - 1  # left: x > q.x; right: x ≥ q.x
-        valid = last >= 0
-        k = np.maximum(last, 0)
-        y = np.where(valid, best[k], -np.inf)
-        clash = valid & (mine >= 0) & (top[k] == mine)  # the best point is the query's own: the next best
-        if clash.any():
-            before = np.where(mine[clash] > 0, best[np.maximum(mine[clash] - 1, 0)], -np.inf)
-            y[clash] = np.maximum(before, _range_max(ys, mine[clash] + 1, k[clash]))
-        out |= (y > queries[:, 1]) if strict else (y >= queries[:, 1])
-    return out
 
 
 def pareto_bandit(sample: Sampler, n_arms: int, n: int, *, span: Sequence[float] = (1.0, 1.0),

@@ -46,6 +46,7 @@ from pipeline.search.stopping.core_recall import CoreTracker
 from pipeline.search.surrogate.gp_surrogate import IncrementalGP, Warp, fit_gp
 from pipeline.search.ledger import Ledger
 from pipeline.search.acquisition.nondomination import non_domination_probability, undominated_count
+from pipeline.front.pareto import add_to_front
 from pipeline.front.space import Space
 
 
@@ -92,16 +93,6 @@ class Posterior(NamedTuple):
     mean: np.ndarray
     sd: np.ndarray
     non_dominated: np.ndarray
-
-
-def add_to_front(front: np.ndarray, point: np.ndarray) -> np.ndarray:
-    """The non-dominated points of `front` ∪ {point} (both objectives maximised; a point equal to a front
-    point is kept beside it)."""
-    v = np.asarray(point, dtype=float)
-    if ((front[:, 0] >= v[0]) & (front[:, 1] >= v[1]) & ((front[:, 0] > v[0]) | (front[:, 1] > v[1]))).any():
-        return front
-    beaten = (v[0] >= front[:, 0]) & (v[1] >= front[:, 1]) & ((v[0] > front[:, 0]) | (v[1] > front[:, 1]))
-    return np.vstack([front[~beaten], v[None]])
 
 
 def estimated_recall(mean: np.ndarray, sd: np.ndarray, front: np.ndarray, non_dominated: np.ndarray | None = None) -> float:

@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pipeline.front.membership import front_mask, front_share, resample_counts
+from pipeline.front.membership import front_share, resample_counts
+from pipeline.front.pareto import front_mask
 from pipeline.front.pareto import pareto_mask
 from pipeline.search.acquisition.nondomination import non_domination_probability, undominated_count
 from pipeline.search.racing.unit_outcomes import UnitOutcomes
