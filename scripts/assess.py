@@ -6,17 +6,20 @@
 It prepares the data (the clean score printed), searches live with `search.recommended` and its stopping rule
 (`search.live`: q a round, the executor, resumable), then writes the run's files and page under
 outputs/runs/<name>/ (its prepared data under data/runs/<name>/, its evaluations in
-data/cache/store/assess/<name>.sqlite): never the committed results of the embedded benchmarks.
+data/cache/store/assess/<name>.sqlite), relative to the current directory: where the user is, never the tool's own
+tree or the committed results of the embedded benchmarks.
 """
 from __future__ import annotations
 
 import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
+from pathlib import Path
+
 from omegaconf import OmegaConf
 
 from pipeline.config.errors import ConfigError
 from pipeline.runtime.numerics import n_workers
-from pipeline.stages.layout import ROOT, asset_digest
+from pipeline.stages.layout import asset_digest
 from pipeline.stages.runner import benchmark_spec, run_stage
 
 
@@ -28,7 +31,7 @@ def main(cfg) -> None:
 
     if cfg.run is None:
         raise ConfigError("run", None, "a name for the run's folders (outputs/runs/<name>/), e.g. run=my-model")
-    outputs, data = ROOT / cfg.paths.outputs, ROOT / cfg.paths.data
+    outputs, data = Path.cwd() / cfg.paths.outputs, Path.cwd() / cfg.paths.data  # where the user is, not the tool's tree
     spec = {**benchmark_spec(cfg), "name": str(cfg.run)}
     check_plugins(spec)
     data_dir = folders(str(cfg.run), outputs, data)["data_dir"]

@@ -3,26 +3,8 @@ method and its stopping rule (q configurations a round, in parallel, resumable),
 files and its page. `assess` is the Python entry (objects, no YAML); `scripts/assess.py` the shell's
 (a Hydra app over conf/, the same overrides as every stage); both end in `execute`.
 
-Everything goes under `outputs/runs/<name>/`:
-
-    index.html                 the run's page (one offline file, images inlined)
-    front.csv                  one row per front member of each metric: levels, order, ψ, δ, raw ρ of every metric,
-                               and (accuracy) π, the share of 1,000 paired bootstrap resamples of the inputs in
-                               which it stays on the front, the 95% interval of δ and its set (core: π ≥ 0.95)
-    summary.json               model, data set, n inputs, clean score, per metric the front size, configurations
-                               evaluated (and completed, with racing), rounds, est_recall and est_core (accuracy: the
-                               recommended method's estimate of its recall of the core, which its stopping rule reads)
-                               at the end and why the search stopped; model evaluations spent (distinct configuration
-                               and input pairs through the model) and their share of the exhaustive |Θ|·n, with racing
-                               those a full evaluation of the same configurations would have spent and the evaluations
-                               saved; how many were computed now (the rest came from the store of an earlier, killed
-                               run); wall and compute seconds
-    <metric>.trace.parquet     the live search's trace (one row per proposal: b, θ, round, is_new, u, δ, ρ, est_recall,
-                               est_core, the model evaluations: inputs, evaluations, and the seconds of each
-                               evaluation: seconds_perturb, seconds_infer, seconds_fidelity)
-    <metric>.ranked.parquet    R: every evaluated configuration ranked (rank 0 = the front)
-    figures/                   fronts.png, alone.png, progress.png
-    groundtruth.parquet        with `exhaustive`: every θ of Θ, δ, ψ, raw ρ and the P* flag per metric
+Everything goes under `outputs/runs/<name>/`: the page `index.html`, `front.csv`, `summary.json`, each metric's trace and
+ranking R, the figures, and with `exhaustive` the ground truth (each file: docs/outputs.md, "A user's run").
 """
 from __future__ import annotations
 

@@ -81,6 +81,10 @@ def test_the_run_writes_its_files_and_page_and_nothing_else(run):
                                              "chrf.ranked.parquet", "groundtruth.parquet", "figures"}
     assert {p.name for p in (out / "figures").iterdir()} == {"fronts.png", "alone.png", "progress.png"}
     assert [p.name for p in (folder / "out").iterdir()] == ["runs"]
+    documented = (ROOT / "docs" / "outputs.md").read_text().split("## A user's run")[1]
+    for p in out.iterdir():  # docs/outputs.md names every file the run writes
+        assert f"`{p.name.replace('chrf.', '<metric>.')}{'/' if p.is_dir() else ''}`" in documented, p.name
+    assert all(f"`{p.name}`" in documented for p in (out / "figures").iterdir())
     summary = json.loads((out / "summary.json").read_text())
     assert summary["model_evaluations"] == summary["configurations_evaluated"] * 36
     page = (out / "index.html").read_text()
@@ -135,12 +139,14 @@ def test_the_script_runs_a_users_plugin_into_its_run_folder(tmp_path, monkeypatc
     (tmp_path / "user_pkg" / "__init__.py").write_text("")
     (tmp_path / "user_pkg" / "models.py").write_text(MODEL)
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    done = subprocess.run([sys.executable, "scripts/assess.py", "run=bright", "benchmark=tiny", "model=external",
-                           "model._target_=user_pkg.models.Brightness", "+model.num_classes=10", "fidelity=[ssim]",
-                           f"paths.outputs={tmp_path}/out", f"paths.data={tmp_path}/data", "workers=1"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "assess.py"), "run=bright", "benchmark=tiny", "model=external",
+                           "model._target_=user_pkg.models.Brightness", "+model.num_classes=10", "fidelity=[ssim]", "workers=1",
+                           "paths.outputs=out"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    out = tmp_path / "out" / "runs" / "bright"
+    out = tmp_path / "out" / "runs" / "bright"  # where the user started it, not the tool's tree
+    assert not (ROOT / "outputs" / "runs" / "bright").exists() and not (ROOT / "data" / "runs" / "bright").exists()
+    assert (tmp_path / "data" / "runs" / "bright").is_dir()
     summary = json.loads((out / "summary.json").read_text())
     assert summary["model"] == "user_pkg.models.Brightness" and summary["space_size"] == 9
     assert any(s.endswith("user_pkg/models.py") for s in summary["sources"])
