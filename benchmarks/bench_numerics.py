@@ -71,6 +71,7 @@ def arm(pinned: bool, data: Path, quick: bool) -> dict:
 
 
 SHAPES = ((640, 384, 384), (640, 384, 1536), (640, 1536, 384))  # MiniLM's products: rows x in x out
+GEMM_SECONDS = {False: 1.0, True: 0.2}  # time per product shape, by --quick
 
 
 def gemm_rates(library: str, seconds: float) -> list[float]:
@@ -167,13 +168,13 @@ if __name__ == "__main__":
     if args.child is None:
         main(args.quick)
     elif args.child == "gemm-mkl":
-        print(json.dumps({"mkl": gemm_rates("mkl", 0.2 if args.quick else 1.0)}))
+        print(json.dumps({"mkl": gemm_rates("mkl", GEMM_SECONDS[args.quick])}))
     elif args.child == "paths":  # the pinned branch: MKL COMPATIBLE and OpenBLAS products, then the encoder
         sys.path.insert(0, str(ROOT))
         from pipeline.runtime.numerics import configure_torch
 
         configure_torch()
-        seconds = 0.2 if args.quick else 1.0
+        seconds = GEMM_SECONDS[args.quick]
         print(json.dumps({"mkl": gemm_rates("mkl", seconds), "openblas": gemm_rates("openblas", seconds),
                           "encoder": encoder_rates(args.quick)}))
     else:

@@ -23,7 +23,7 @@ from pipeline.assess.run import Run, run_from_objects
 from pipeline.benchmark.problem import Benchmark
 from pipeline.config.errors import ConfigError
 from pipeline.runtime.io import write_json, write_parquet
-from pipeline.benchmark.live_evaluation import EXECUTORS, keep_benchmark
+from pipeline.benchmark.live_evaluation import EXECUTORS, benchmark_of
 from pipeline.search import rank_evaluated
 from pipeline.search.racing.unit_outcomes import UnitRecorder
 from pipeline.runtime.store import ResumeStore
@@ -67,7 +67,7 @@ def execute(run: Run, bench: Benchmark, settings: Settings, say: Say = print) ->
     n = len(bench.labels)
     say(f"clean {run.about['task_metric']}: {bench.clean_score:.4f} on {n:,} inputs; searching {run.space.size:,} "
         f"configurations of {', '.join(run.space.names)} with {settings.method}, q = {settings.batch_size} a round")
-    keep_benchmark(run.key, bench)
+    benchmark_of(run.key, lambda: bench)  # kept here: the serial executor (and a single chunk) evaluates in this process
     budget = int(settings.budget) if settings.budget else 5 * run.space.size
     accepts = method_class(settings.method).hyperparameters()
     hyper = {**({"stop_at_recall": settings.stop_at_recall} if "stop_at_recall" in accepts else {}),

@@ -52,12 +52,6 @@ def benchmark_of(key: str, factory: BenchmarkFactory) -> Benchmark:
     return _BENCHMARKS[key]
 
 
-def keep_benchmark(key: str, bench: Benchmark) -> None:
-    """Keep `bench`, built already in this process, as the benchmark of `key` (one kept earlier stays): the
-    serial executor, and a single chunk, then evaluate in this process without building it again."""
-    _BENCHMARKS.setdefault(key, bench)
-
-
 def spec_factory(spec: Mapping[str, Any], data_dir: str | Path) -> tuple[str, BenchmarkFactory]:
     """(key, factory) of the benchmark of a config spec over its prepared folder (`pipeline.benchmark.build`)."""
     from pipeline.benchmark.build import build_benchmark  # model and metric libraries load only where a benchmark runs
