@@ -2,12 +2,15 @@
 
     python scripts/assess.py run=<name> model=... benchmark=...        # any override a stage takes
     python scripts/assess.py run=mine benchmark=digits search.live.batch_size=8 assess.exhaustive=true
+    python scripts/assess.py run=cmp benchmark=tiny model@baseline=digits_cnn model=digits_cnn_small assess.fail_on=regression
 
 It prepares the data (the clean score printed), searches live with `search.recommended` and its stopping rule
 (`search.live`: q a round, the executor, resumable), then writes the run's files and page under
 outputs/runs/<name>/ (its prepared data under data/runs/<name>/, its evaluations in
 data/cache/store/assess/<name>.sqlite), relative to the current directory: where the user is, never the tool's own
-tree or the committed results of the embedded benchmarks.
+tree or the committed results of the embedded benchmarks. With `model@baseline=<conf/model file>` it compares the
+model with that baseline on the same perturbed inputs instead (`pipeline.assess.compare`), and with
+`assess.fail_on=regression` exits 1 when the new model regresses.
 """
 from __future__ import annotations
 
@@ -24,8 +27,8 @@ from pipeline.stages.runner import benchmark_spec, run_stage
 
 
 def main(cfg) -> None:
-    from pipeline.assess import Settings, execute, run_from_spec
-    from pipeline.assess.run import folders
+    from pipeline.assess import Settings, execute, execute_comparison, run_from_spec
+    from pipeline.assess.run import folders, pair_run_from_spec
     from pipeline.benchmark.plugin_code import check_plugins
     from pipeline.benchmark.preparation import prepare
 
@@ -38,15 +41,26 @@ def main(cfg) -> None:
     print(f"preparing {spec['dataset'].get('_target_') or spec['dataset']['kind']} into {data_dir}")
     prepared = prepare(spec, data_dir)
     print("prepared: " + ", ".join(f"{k} {round(v, 4)}" for k, v in prepared.items()))
-    run = run_from_spec(spec, str(cfg.run), outputs, data, asset_digest(data_dir))
-    bench = run.factory()  # here once: the clean score, the first batch's checks, the gallery
     live = cfg.search.live
     method = live.methods[0] if live.methods else cfg.search.recommended
+    chosen = OmegaConf.to_container(cfg.assess)
     settings = Settings(method=str(method), batch_size=int(live.batch_size), executor=str(live.executor),
                         workers=n_workers(int(cfg.workers)), stop_at_recall=live.stop_at_recall, budget=live.budget,
-                        seed=int(cfg.seed), exhaustive=bool(cfg.assess.exhaustive), min_fidelity=cfg.assess.min_fidelity,
-                        top=int(cfg.assess.top), racing=bool(cfg.assess.racing), submitit=OmegaConf.to_container(live.submitit))
-    execute(run, bench, settings)
+                        seed=int(cfg.seed), submitit=OmegaConf.to_container(live.submitit), **chosen)
+    baseline = cfg.get("baseline")
+    if baseline is None:
+        run = run_from_spec(spec, str(cfg.run), outputs, data, asset_digest(data_dir))
+        execute(run, run.factory(), settings)  # the benchmark built here once: the clean score, the first checks, the gallery
+        return
+    baseline = {**OmegaConf.to_container(baseline, resolve=True), "device": str(cfg.device)}
+    baseline_dir = data_dir / "baseline"
+    print(f"preparing the baseline {baseline.get('_target_') or baseline.get('name')} into {baseline_dir}")
+    prepare({**spec, "model": baseline}, baseline_dir)
+    run = pair_run_from_spec(spec, baseline, str(cfg.run), outputs, data, asset_digest(data_dir), baseline_dir,
+                             asset_digest(baseline_dir))
+    result = execute_comparison(run, run.factory(), settings)
+    if settings.fail_on == "regression" and result.regression:
+        raise SystemExit(1)  # the verdict's line is the summary's last
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.assess.live import evaluate_all, evaluator, live_oracle, search_metric
+from pipeline.assess.live import evaluate_all, evaluator, live_oracle, search_metric, singletons
 from pipeline.assess.result import AssessResult, effect_alone, front_table, stop_reason
 from pipeline.assess.run import Run, run_from_objects
 from pipeline.benchmark.problem import Benchmark
@@ -29,6 +29,7 @@ from pipeline.search.racing.unit_outcomes import UnitRecorder
 from pipeline.runtime.store import ResumeStore
 
 Say = Callable[[str], None]
+FAIL_ON = (None, "regression")
 
 
 @dataclass(frozen=True)
@@ -48,13 +49,32 @@ class Settings:
     top: int = 5                          # how many of them the terminal lists
     submitit: Mapping[str, Any] | None = None
     hyperparameters: Mapping[str, Any] | None = None  # the method's own (beyond the stopping rule)
+    # a comparison of two models (pipeline.assess.compare) also reads these
+    tolerance: float = 0.0                # Δ a regression must exceed (pipeline.assess.regressions)
+    level: float = 0.95                   # the confidence of its verdicts, simultaneous over the configurations
+    fail_on: str | None = None            # "regression": scripts/assess.py exits 1 when the verdict is one
+    replay: str | None = None             # an earlier run's folder: evaluate exactly its front and regressions, no search
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
             raise ConfigError("search.live.executor", self.executor, f"one of {', '.join(EXECUTORS)}")
+        if self.fail_on not in FAIL_ON:
+            raise ConfigError("assess.fail_on", self.fail_on, "null or regression")
+        if not 0.0 < float(self.level) < 1.0:
+            raise ConfigError("assess.level", self.level, "a confidence strictly between 0 and 1, e.g. 0.95")
+        if float(self.tolerance) < 0:
+            raise ConfigError("assess.tolerance", self.tolerance, "a difference of accuracy of at least 0, e.g. 0.02")
         for key, value in (("search.live.batch_size", self.batch_size), ("workers", self.workers), ("assess.top", self.top)):
             if int(value) < 1:
                 raise ConfigError(key, value, "a whole number of at least 1")
+
+
+def settings_of(settings: Mapping[str, Any]) -> Settings:
+    """`Settings` from the keyword arguments of `assess` or `compare`; an unknown name refused with the valid ones."""
+    unknown = sorted(set(settings) - set(Settings.__dataclass_fields__))
+    if unknown:
+        raise ConfigError(unknown[0], settings[unknown[0]], f"a setting of pipeline.assess.Settings: {', '.join(Settings.__dataclass_fields__)}")
+    return Settings(**settings)
 
 
 def execute(run: Run, bench: Benchmark, settings: Settings, say: Say = print) -> AssessResult:
@@ -81,11 +101,14 @@ def execute(run: Run, bench: Benchmark, settings: Settings, say: Say = print) ->
         oracles = {m: live_oracle(run, evaluate, m, None if clean is None else
                                   UnitRecorder(run.space, bench.labels, clean, "accuracy", m, settings.seed), racing)
                    for m in run.metrics}
+        first = singletons(run.space)  # every perturbation alone, before the search: the page's table, the race's first rivals
+        for oracle in oracles.values():
+            oracle.evaluate_batch(first)
         traces = {m: search_metric(run, oracles[m], m, method=settings.method, budget=budget, batch_size=settings.batch_size,
                                    seed=settings.seed, say=say, **hyper) for m in run.metrics}
         ranked = {m: rank_evaluated(t, run.space) for m, t in traces.items()}
         if racing is None:
-            seen = proposed(traces, run.space)
+            seen = sorted({*proposed(traces, run.space), *map(tuple, first.tolist())})
             values = dict(zip(seen, evaluate(seen)))
         else:  # the configurations some race completed; those stopped early have estimates in their trace only
             values = {t: v for o in oracles.values() for t, v in o.values.items()}
@@ -112,19 +135,21 @@ def proposed(traces: Mapping[str, pd.DataFrame], space) -> list[tuple[int, ...]]
 
 
 def confidence(values: Mapping[tuple[int, ...], Mapping[str, Any]], seen: Sequence[tuple[int, ...]], labels: np.ndarray,
-               clean_predictions: np.ndarray | None, metric: str, seed: int, resamples: int = 1000) -> pd.DataFrame | None:
+               clean_predictions: np.ndarray | None, metric: str, seed: int, resamples: int = 1000,
+               task_metric: str = "accuracy") -> pd.DataFrame | None:
     """Membership of the front among the evaluated configurations with confidence: the paired,
     label-stratified bootstrap of `pipeline.front.membership` over the inputs' outcomes, with ρ resampled where
     the metric is a mean of per-input values (SSIM, BERT-F1) and held fixed where it is a set statistic (chrF's
     corpus score, KID). One row per evaluated θ (in `seen`'s order): π, the interval of δ, core / plausible /
     out. None without `clean_predictions`, which the run has only where the task metric is accuracy (the outcome
-    of an input is otherwise not its correctness)."""
+    of an input is otherwise not its correctness; a comparison's, `paired_accuracy`, is B's correctness minus A's)."""
     from pipeline.front.membership import bootstrap_membership
+    from pipeline.front.per_input import input_scores
 
     if clean_predictions is None or not seen or "prediction" not in values[seen[0]]:
         return None
-    outcomes = (np.array([values[t]["prediction"] for t in seen]) == labels).astype(float)
-    clean = (clean_predictions == labels).astype(float)
+    outcomes = input_scores(np.array([values[t]["prediction"] for t in seen]), labels, task_metric)
+    clean = input_scores(np.asarray(clean_predictions), labels, task_metric)
     key = f"rho_{metric}_inputs"
     fidelity = np.array([values[t][key] if key in values[t] else values[t][f"rho_{metric}"] for t in seen])
     frame = bootstrap_membership(outcomes, clean, fidelity, strata=labels, B=resamples, seed=seed)
@@ -167,7 +192,7 @@ def _summary(run: Run, bench: Benchmark, settings: Settings, traces, ranked, see
                       "stopped": stop_reason(t, budget, run.space.size, settings.stop_at_recall)}
         if "evaluations" in t:
             metrics[m].update(model_evaluations=int(t["evaluations"].iloc[-1]), completed=int((t["inputs"] == n).sum()))
-    tried = proposed(traces, run.space)
+    tried = sorted({*proposed(traces, run.space), *seen})
     spent = len(set().union(*(o.spent_pairs() for o in races.values()))) if races else len(seen) * n
     summary = {"run": run.name, "model": run.about["model"], "data": run.about["data"], "modality": run.about["modality"],
                "n_inputs": n, "task_metric": run.about["task_metric"], "clean_score": float(bench.clean_score),
@@ -234,10 +259,7 @@ def assess(model: Any, data: Any, *, perturbations: Sequence[str], fidelity: Seq
     the run's files and page under `<outputs>/runs/<name>/`. Images smaller than a perturbation needs are refused
     unless `adapt_inputs` is 'pad' or 'resize'. `settings` are `Settings`' fields (e.g. batch_size=8,
     executor="serial", exhaustive=True)."""
-    unknown = sorted(set(settings) - set(Settings.__dataclass_fields__))
-    if unknown:
-        raise ConfigError(unknown[0], settings[unknown[0]], f"a setting of pipeline.assess.Settings: {', '.join(Settings.__dataclass_fields__)}")
-    chosen = Settings(**settings)
+    chosen = settings_of(settings)
     run, bench = run_from_objects(model, data, perturbations, fidelity, name, Path(outputs), Path(data_root), levels=levels,
                                   task_metric=task_metric, seed=chosen.seed, adapt_inputs=adapt_inputs)
     return execute(run, bench, chosen, say)

@@ -19,6 +19,7 @@ import pandas as pd
 from pipeline.assess.run import Run
 from pipeline.benchmark.live_evaluation import LiveEvaluator
 from pipeline.front.pareto import pareto_mask
+from pipeline.front.space import Space
 from pipeline.search import LiveOracle, Oracle, run_search
 from pipeline.search.racing.live_racing import LiveRacingOracle
 from pipeline.search.racing.unit_outcomes import UnitRecorder
@@ -62,6 +63,15 @@ def search_metric(run: Run, oracle: Oracle, metric: str, *, method: str, budget:
     line = round_line(metric, run.space.size)
     return run_search(method, oracle, run.space, budget, seed, batch_size=batch_size, progress=lambda s: say(line(s)),
                       **hyperparameters)
+
+
+def singletons(space: Space) -> np.ndarray:
+    """(k·(ℓ − 1), k): every configuration with exactly one perturbation active, perturbation by perturbation, level by
+    level (what the page's "each perturbation alone" table shows)."""
+    rows = np.zeros((space.n_dims * (space.levels - 1), space.n_dims), dtype=np.int64)
+    for i in range(space.n_dims):
+        rows[i * (space.levels - 1):(i + 1) * (space.levels - 1), i] = np.arange(1, space.levels)
+    return rows
 
 
 def evaluate_all(run: Run, evaluate: LiveEvaluator, chunk: int, say: Say) -> pd.DataFrame:

@@ -36,7 +36,7 @@ def front_table(ranked: Mapping[str, pd.DataFrame], values: Mapping[tuple[int, .
 
 def effect_alone(values: Mapping[tuple[int, ...], Mapping[str, float]], space: Space, labels: Mapping[str, str]) -> pd.DataFrame:
     """δ of each perturbation (named by `labels`) applied alone at each level: the axis points of Θ that were
-    evaluated (the recommended method's initial design holds all of them)."""
+    evaluated (a run evaluates all of them before its search, `pipeline.assess.live.singletons`)."""
     rows = []
     for i, name in enumerate(space.names):
         for level in range(space.levels):

@@ -1,7 +1,8 @@
 """A user's run, resolved once: what is tested (model, data, Θ, fidelity metrics), how its benchmark is built
 in every worker, the fingerprint its stored values are keyed by, and the folders it writes.
 
-Two ways in, one object out:
+Two ways in, one object out (and for a comparison of two models, `pair_run_from_spec` and `pair_run_from_objects`:
+the same run of model B, whose benchmark also answers for the baseline A, `pipeline.benchmark.pair`):
 
 * `run_from_spec`: a config spec (`scripts/assess.py`: Hydra's composition, `pipeline.stages.runner.benchmark_spec`)
   whose plug-ins are named by `_target_`; the benchmark is built by `pipeline.benchmark.build` over the run's
@@ -20,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -167,3 +168,53 @@ def run_from_objects(model: Any, data: Any, perturbations: Sequence[str], fideli
     run = Run(name=name, space=bench.space, metrics=tuple(fidelity), key=digest({"objects": fingerprint}), factory=factory,
               fingerprint=fingerprint, about=about, **paths)
     return run, bench
+
+
+def pair_run(run: Run, baseline: Any, baseline_name: str, baseline_fingerprint: str) -> Run:
+    """The comparison of `run`'s model B with a baseline A: `baseline` builds A's checked predictions from the
+    labels in each worker (`pipeline.benchmark.pair`), and the fingerprint names both models."""
+    from pipeline.benchmark.pair import build_pair
+
+    fingerprint = digest({"pair": [run.fingerprint, baseline_fingerprint]})
+    model = run.about.get("model_name") or run.about["model"]
+    return replace(run, key=digest({"pair": [run.key, baseline_fingerprint]}), factory=partial(build_pair, run.factory, baseline),
+                   fingerprint=fingerprint, about={**run.about, "model_label": model, "baseline": baseline_name})
+
+
+def pair_run_from_spec(spec: Mapping[str, Any], baseline: Mapping[str, Any], name: str, outputs: Path, data: Path, assets: str,
+                       baseline_dir: Path, baseline_assets: str) -> Run:
+    """The comparison of a config spec's model B with the model config `baseline` (A) prepared in `baseline_dir`,
+    whose assets digest to `baseline_assets`."""
+    from pipeline.benchmark.pair import spec_baseline
+
+    run = run_from_spec(spec, name, outputs, data, assets)
+    baseline_spec = {**dict(spec), "model": dict(baseline)}
+    pair = pair_run(run, partial(spec_baseline, baseline_spec, baseline_dir), model_label(baseline, spec["model"]),
+                    digest({"model": dict(baseline), "assets": baseline_assets}))
+    return replace(pair, about={**pair.about, "model_label": model_label(spec["model"], baseline)})
+
+
+def model_label(model: Mapping[str, Any], other: Mapping[str, Any]) -> str:
+    """A model config as the page names it: its `name`, with the keys where it differs from `other`'s (two versions
+    of one model config differ only there), e.g. `fasttext_langid (max_input_length=40)`."""
+    differ = [f"{k}={model.get(k)}" for k in sorted(set(model) | set(other)) if k != "device" and model.get(k) != other.get(k)]
+    name = str(model.get("name") or model.get("_target_"))
+    return f"{name} ({', '.join(differ)})" if differ and model.get("name") == other.get("name") else name
+
+
+def pair_run_from_objects(model_a: Any, model_b: Any, data: Any, perturbations: Sequence[str], fidelity: Sequence[str], name: str,
+                          outputs: Path, data_root: Path, *, levels: int = 6, seed: int = 0,
+                          adapt_inputs: str | None = None) -> tuple[Run, Benchmark]:
+    """The comparison of `model_b` with the baseline `model_a` on `data` (objects, as `run_from_objects`), with the
+    pair's benchmark built here once."""
+    from pipeline.benchmark.pair import object_baseline
+    from pipeline.benchmark.plugin_code import MODEL_PROTOCOLS, check_instance
+
+    check_instance(model_a, {"_target_": _label(model_a)}, "baseline", MODEL_PROTOCOLS)
+    run, bench = run_from_objects(model_b, data, perturbations, fidelity, name, outputs, data_root, levels=levels,
+                                  seed=seed, adapt_inputs=adapt_inputs)
+    output = np.asarray(getattr(model_a, "predict_proba", None)(bench.clean) if callable(getattr(model_a, "predict_proba", None))
+                        else model_a.predict(bench.clean))
+    pair = pair_run(run, partial(object_baseline, model_a), type(model_a).__name__,
+                    digest({"model": _label(model_a), "clean_output": hashlib.sha256(np.ascontiguousarray(output).tobytes()).hexdigest()}))
+    return pair, pair.factory()

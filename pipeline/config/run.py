@@ -97,8 +97,13 @@ class AssessConfig:
 
     exhaustive: bool = MISSING            # also evaluate all of Θ and score the search against P*
     racing: bool = MISSING                # race configurations over the inputs (accuracy tasks; pipeline.search.racing.racing)
-    min_fidelity: float | None = MISSING  # "what breaks it": front members with ρ ≥ this (null: the front's median ρ)
+    min_fidelity: Any = MISSING           # "what breaks it": front members with ρ ≥ this (null: the front's median ρ); a
+                                          # comparison's fidelity floor: a number or {metric: number} (null: none)
     top: int = MISSING                    # configurations the terminal summary lists per metric
+    tolerance: float = MISSING            # a comparison: Δ a regression must exceed (pipeline.assess.regressions)
+    level: float = MISSING                # a comparison: the confidence of its verdicts, simultaneous
+    fail_on: str | None = MISSING         # a comparison: "regression" exits 1 when the verdict is one
+    replay: str | None = MISSING          # an earlier run's folder: evaluate exactly its front and regressions
 
 
 @dataclass
@@ -106,6 +111,7 @@ class Config:
     """The whole composition of conf/config.yaml (= params.yaml)."""
 
     model: Any = MISSING                       # the model under test (kind-dependent)
+    baseline: Any = None                       # model@baseline=<conf/model file>: the model a comparison holds the model against
     benchmark: BenchmarkConfig = field(default_factory=BenchmarkConfig)
     fidelity: list[str] = MISSING              # the fidelity metrics φ
     modality: str | None = None                # set only by `modality=<name>`; must match benchmark.modality

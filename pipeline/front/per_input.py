@@ -15,7 +15,8 @@ has a column, and the bootstrap holds them fixed (their uncertainty is not count
 
 Units of the bootstrap (`pipeline.front.membership`): for accuracy an input (outcome: prediction == label; resampled
 within each class); for robust pass (`robust_pass`) a problem (outcome: every variant passes; fidelity: the mean of
-its rows' values), resampled as a whole, so a problem's variants stay together.
+its rows' values), resampled as a whole, so a problem's variants stay together. For a comparison of two models
+(`paired_accuracy`) an input too, its outcome B's correctness minus A's.
 """
 from __future__ import annotations
 
@@ -54,17 +55,32 @@ def inputs_frame(thetas: np.ndarray, space: Space, per_input: dict[str, np.ndarr
     return frame.sort_values(["theta", "input"], kind="stable").reset_index(drop=True)
 
 
+INPUT_SCORES = {"accuracy": (0.0, 1.0), "paired_accuracy": (-1.0, 1.0)}  # task metrics that are a mean over inputs: score range
+
+
+def input_scores(predictions: np.ndarray, labels: np.ndarray, task_metric: str) -> np.ndarray:
+    """Each input's score, whose mean over the inputs is ψ: for accuracy 1 where the prediction is right; for
+    `paired_accuracy` (a comparison of two models, predictions (..., n, 2): the baseline A's, then B's) B's
+    correctness minus A's, in {−1, 0, 1}, so ψ = ψ_B − ψ_A and δ = δ_B − δ_A."""
+    predictions, labels = np.asarray(predictions), np.asarray(labels)
+    if task_metric == "accuracy":
+        return (predictions == labels).astype(float)
+    if task_metric == "paired_accuracy":
+        return (predictions[..., 1] == labels).astype(float) - (predictions[..., 0] == labels).astype(float)
+    raise ValueError(f"task metric {task_metric!r} is not a mean of per-input scores; those are {', '.join(INPUT_SCORES)}")
+
+
 def unit_outcomes(predictions: np.ndarray, labels: np.ndarray, task_metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(outcomes (m, units), each input's unit (n,), each unit's stratum or None) of the bootstrap (module docstring)."""
     labels = np.asarray(labels)
-    if task_metric == "accuracy":
-        return (predictions == labels).astype(float), np.arange(len(labels)), labels
+    if task_metric in INPUT_SCORES:
+        return input_scores(predictions, labels, task_metric), np.arange(len(labels)), labels
     if task_metric == "robust_pass":
         problems, unit = np.unique(labels, return_inverse=True)
         passed = np.ones((len(predictions), len(problems)))
         np.minimum.at(passed.T, unit, (predictions == 1).T.astype(float))
         return passed, unit, None
-    raise ValueError(f"task metric {task_metric!r} has no per-input outcome; the bootstrap knows accuracy and robust_pass")
+    raise ValueError(f"task metric {task_metric!r} has no per-input outcome; the bootstrap knows accuracy, paired_accuracy and robust_pass")
 
 
 def unit_means(values: np.ndarray, unit: np.ndarray) -> np.ndarray:

@@ -7,6 +7,7 @@ alone, the front members that break it most above a fidelity the user can set); 
 search's progress and why it stopped; the cost; the provenance."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,8 @@ def worst_at_fidelity(front: pd.DataFrame, metric: str, min_fidelity: float | No
     least `min_fidelity` (None: the median ρ of the metric's front), and the threshold used."""
     rows = front[front["metric"] == metric]
     column = f"rho_{metric}"
+    if isinstance(min_fidelity, Mapping):  # one floor per metric (as a comparison's fidelity floor may be given)
+        min_fidelity = min_fidelity.get(metric)
     threshold = float(np.median(rows[column])) if min_fidelity is None and len(rows) else float(min_fidelity or 0.0)
     kept = rows[rows[column] >= threshold].sort_values(["delta", column], ascending=[False, False], kind="stable")
     return kept.head(top).reset_index(drop=True), threshold

@@ -5,9 +5,10 @@ it with confidence.
 `LiveRacingOracle` hands every slice of a round to `evaluate_slices([(θ, rows, fidelity), …])` at once (a
 `pipeline.benchmark.live_evaluation.LiveEvaluator`'s `slices`: parallel over its workers, every slice kept in its resume
 store, so a killed run resumes without evaluating an input twice). A configuration's first slice also computes its
-fidelity on all n inputs, which needs no model. The outcome of an input is whether the model's answer is right, so
-racing needs the task metric to be accuracy; δ of a completed configuration is max(ψ(D) − ψ(T_θ), 0) (TestNav Eq. 1)
-from its answers on all n inputs, in the order of D.
+fidelity on all n inputs, which needs no model. The outcome of an input is its score (`pipeline.front.per_input.input_scores`:
+whether the model's answer is right, or for a comparison of two models B's correctness minus A's), mapped onto [0, 1]
+for the race, so racing needs a task metric that is a mean over the inputs; δ of a completed configuration is
+max(ψ(D) − ψ(T_θ), 0) (TestNav Eq. 1) from its answers on all n inputs, in the order of D.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.front.per_input import INPUT_SCORES, input_scores
 from pipeline.search.oracle import RacedOracle, Settled, timing
 from pipeline.search.racing.racing import FIRST, GROWTH, Race, Z
 from pipeline.search.racing.unit_outcomes import UnitRecorder
@@ -30,12 +32,16 @@ class LiveRacingOracle(RacedOracle):
     evaluation would give it; `inputs` (a `UnitRecorder`, optional) records their per-input outcomes."""
 
     def __init__(self, evaluate_slices: EvaluateSlices, space: Space, labels: np.ndarray, clean_score: float, metric: str,
-                 units: UnitRecorder | None = None, seed: int = 0, first: int = FIRST, growth: float = GROWTH, z: float = Z) -> None:
+                 units: UnitRecorder | None = None, seed: int = 0, first: int = FIRST, growth: float = GROWTH, z: float = Z,
+                 task_metric: str = "accuracy") -> None:
         super().__init__()
-        self.evaluate_slices, self.space, self.metric = evaluate_slices, space, metric
+        if task_metric not in INPUT_SCORES:
+            raise ValueError(f"racing needs a task metric that is a mean over the inputs ({', '.join(INPUT_SCORES)}), got {task_metric!r}")
+        self.evaluate_slices, self.space, self.metric, self.task_metric = evaluate_slices, space, metric, task_metric
         self.labels, self.clean_score = np.asarray(labels), float(clean_score)
         self.inputs = units
-        self.race = Race(len(self.labels), 1.0, seed, first, growth, z)
+        self._low, high = INPUT_SCORES[task_metric]
+        self.race = Race(len(self.labels), high - self._low, seed, first, growth, z)
         self.values: dict[tuple[int, ...], dict[str, Any]] = {}
         self._fidelity: dict[int, dict[str, Any]] = {}
         self._predictions: dict[int, list[np.ndarray]] = {}
@@ -56,7 +62,7 @@ class LiveRacingOracle(RacedOracle):
             if len(predictions) != len(rows):
                 raise ValueError(f"the benchmark answered {len(predictions)} predictions for {len(rows)} inputs")
             self._predictions.setdefault(i, []).append(predictions)
-            out.append((predictions == self.labels[rows]).astype(float))
+            out.append((input_scores(predictions, self.labels[rows], self.task_metric) - self._low) / self.race.scale)
         return out
 
     def _rho(self, index: int) -> float:
@@ -72,7 +78,7 @@ class LiveRacingOracle(RacedOracle):
         predictions = np.concatenate(self._predictions.pop(index))
         answers = np.empty_like(predictions)
         answers[self.race.order] = predictions
-        psi = float(np.mean(answers == self.labels))
+        psi = float(np.mean(input_scores(answers, self.labels, self.task_metric)))
         delta = max(self.clean_score - psi, 0.0)
         values = {"psi": psi, "delta": delta, **self._fidelity[index], "prediction": answers.tolist()}
         self.values[theta] = values
