@@ -5,6 +5,7 @@ both on the perturbed inputs, the normal approximation, and the error rate under
 The models are the test's own, written the way a user writes one."""
 from __future__ import annotations
 
+import html
 import json
 import os
 import subprocess
@@ -87,7 +88,8 @@ def test_the_comparison_writes_its_files_and_page_where_the_user_is(compared):
     cost = summary["model_evaluations"]
     assert cost["baseline"] == cost["model"] and cost["both"] == 2 * cost["model"] and 0 < cost["model"] <= 16 * 120
     page = (out / "index.html").read_text()
-    assert summary["verdict"]["line"] in page and "A says" in page and "<ins>" in page or "<del>" in page
+    assert html.escape(summary["verdict"]["line"], quote=False) in page and "A says" in page
+    assert "<ins>" in page or "<del>" in page  # the gallery's texts with their edits marked
     singletons = result.regressions[result.regressions["order"] == 1]
     assert len(singletons) == 2 * (SPACE["levels"] - 1)  # every perturbation alone, evaluated up front
 
