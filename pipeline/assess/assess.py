@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.assess.live import evaluate_all, evaluator, live_oracle, search_metric, singletons
+from pipeline.assess.live import evaluate_all, evaluate_up_front, evaluator, live_oracle, search_metric, singletons
 from pipeline.assess.result import AssessResult, effect_alone, front_table, stop_reason
 from pipeline.assess.run import Run, run_from_objects
 from pipeline.benchmark.problem import Benchmark
@@ -81,17 +81,12 @@ def execute(run: Run, bench: Benchmark, settings: Settings, say: Say = print) ->
     """Search the run live for every metric, write its files and page (module docstring), return the result.
     `bench` is the run's benchmark built in this process (the clean score, the gallery; a serial executor
     evaluates with it)."""
-    from pipeline.search import method_class
-
     started = time.perf_counter()
     n = len(bench.labels)
     say(f"clean {run.about['task_metric']}: {bench.clean_score:.4f} on {n:,} inputs; searching {run.space.size:,} "
         f"configurations of {', '.join(run.space.names)} with {settings.method}, q = {settings.batch_size} a round")
     benchmark_of(run.key, lambda: bench)  # kept here: the serial executor (and a single chunk) evaluates in this process
     budget = int(settings.budget) if settings.budget else 5 * run.space.size
-    accepts = method_class(settings.method).hyperparameters()
-    hyper = {**({"stop_at_recall": settings.stop_at_recall} if "stop_at_recall" in accepts else {}),
-             **dict(settings.hyperparameters or {})}
     run.store.parent.mkdir(parents=True, exist_ok=True)
     with ResumeStore(run.store) as store, evaluator(run, store, executor=settings.executor, submitit=settings.submitit,
                                                     workers=min(settings.batch_size, settings.workers)) as evaluate:
@@ -101,23 +96,16 @@ def execute(run: Run, bench: Benchmark, settings: Settings, say: Say = print) ->
         oracles = {m: live_oracle(run, evaluate, m, None if clean is None else
                                   UnitRecorder(run.space, bench.labels, clean, "accuracy", m, settings.seed), racing)
                    for m in run.metrics}
-        first = singletons(run.space)  # every perturbation alone, before the search: the page's table, the race's first rivals
-        for oracle in oracles.values():
-            oracle.evaluate_batch(first)
-        traces = {m: search_metric(run, oracles[m], m, method=settings.method, budget=budget, batch_size=settings.batch_size,
-                                   seed=settings.seed, say=say, **hyper) for m in run.metrics}
+        first = singletons(run.space)  # every perturbation alone: the page's table, the race's first rivals
+        evaluate_up_front(oracles, first)
+        traces = {m: search_metric(run, oracles[m], m, settings, budget, say) for m in run.metrics}
         ranked = {m: rank_evaluated(t, run.space) for m, t in traces.items()}
-        if racing is None:
-            seen = sorted({*proposed(traces, run.space), *map(tuple, first.tolist())})
-            values = dict(zip(seen, evaluate(seen)))
-        else:  # the configurations some race completed; those stopped early have estimates in their trace only
-            values = {t: v for o in oracles.values() for t, v in o.values.items()}
-            seen = sorted(values)
+        values, seen, spent = collected(oracles, evaluate, traces, first, run.space, n, racing is not None)
         table = evaluate_all(run, evaluate, max(settings.batch_size, 36), say) if settings.exhaustive else None
     membership = {m: confidence(values, seen, bench.labels, clean, m, settings.seed) for m in run.metrics}
     front = with_confidence(front_table(ranked, values, run.space, run.metrics), membership, run.space)
-    summary = _summary(run, bench, settings, traces, ranked, seen, budget, evaluate, time.perf_counter() - started, table,
-                       oracles if racing is not None else None)
+    summary = _summary(run, bench, settings, traces, ranked, seen, spent, budget, evaluate, time.perf_counter() - started,
+                       table, racing is not None)
     for m, frame in membership.items():
         if frame is not None:
             summary["metrics"][m].update(confidence_counts(frame))
@@ -126,6 +114,19 @@ def execute(run: Run, bench: Benchmark, settings: Settings, say: Say = print) ->
     write(result, run)
     say(result.terminal(settings.top))
     return result
+
+
+def collected(oracles: Mapping[str, Any], evaluate, traces: Mapping[str, pd.DataFrame], first: np.ndarray, space, n: int,
+              raced: bool) -> tuple[dict[tuple[int, ...], dict[str, Any]], list[tuple[int, ...]], int]:
+    """(values, seen, model evaluations spent) of a run's searches and the configurations `first` evaluated before them:
+    with racing, the configurations some race completed (those stopped early have estimates in their trace only) and
+    the distinct (configuration, input) pairs the races paid; without, every configuration evaluated (the store
+    answers), n inputs each."""
+    if raced:
+        values = {t: v for o in oracles.values() for t, v in o.values.items()}
+        return values, sorted(values), len(set().union(*(o.spent_pairs() for o in oracles.values())))
+    seen = sorted({*proposed(traces, space), *map(tuple, np.asarray(first).tolist())})
+    return dict(zip(seen, evaluate(seen))), seen, len(seen) * n
 
 
 def proposed(traces: Mapping[str, pd.DataFrame], space) -> list[tuple[int, ...]]:
@@ -180,8 +181,8 @@ def confidence_counts(frame: pd.DataFrame) -> dict[str, Any]:
             "fidelity_resampled": bool(frame.attrs.get("resampled_fidelity", False))}
 
 
-def _summary(run: Run, bench: Benchmark, settings: Settings, traces, ranked, seen, budget: int, evaluate, wall: float,
-             table, races) -> dict[str, Any]:
+def _summary(run: Run, bench: Benchmark, settings: Settings, traces, ranked, seen, spent: int, budget: int, evaluate,
+             wall: float, table, raced: bool) -> dict[str, Any]:
     n = len(bench.labels)
     metrics = {}
     for m, t in traces.items():
@@ -193,12 +194,11 @@ def _summary(run: Run, bench: Benchmark, settings: Settings, traces, ranked, see
         if "evaluations" in t:
             metrics[m].update(model_evaluations=int(t["evaluations"].iloc[-1]), completed=int((t["inputs"] == n).sum()))
     tried = sorted({*proposed(traces, run.space), *seen})
-    spent = len(set().union(*(o.spent_pairs() for o in races.values()))) if races else len(seen) * n
     summary = {"run": run.name, "model": run.about["model"], "data": run.about["data"], "modality": run.about["modality"],
                "n_inputs": n, "task_metric": run.about["task_metric"], "clean_score": float(bench.clean_score),
                "perturbations": list(run.space.names), "labels": dict(run.about["labels"]), "levels": run.space.levels, "space_size": run.space.size,
                "method": settings.method, "batch_size": settings.batch_size, "stop_at_recall": settings.stop_at_recall,
-               "min_fidelity": settings.min_fidelity, "racing": races is not None, "metrics": metrics,
+               "min_fidelity": settings.min_fidelity, "racing": raced, "metrics": metrics,
                "configurations_evaluated": len(tried), "configurations_completed": len(seen),
                "model_evaluations": spent, "exhaustive_model_evaluations": run.space.size * n,
                "share_of_exhaustive": spent / (run.space.size * n), "full_evaluation_cost": len(tried) * n,

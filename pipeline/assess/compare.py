@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.assess.assess import Say, Settings, confidence, proposed, settings_of
-from pipeline.assess.live import evaluator, live_oracle, search_metric, singletons
+from pipeline.assess.assess import Say, Settings, collected, confidence, proposed, settings_of
+from pipeline.assess.live import evaluate_up_front, evaluator, live_oracle, search_metric, singletons
 from pipeline.assess.regressions import CORRECTION, RESAMPLES, regression_table, verdict
 from pipeline.assess.run import Run
 from pipeline.benchmark.live_evaluation import benchmark_of
@@ -133,25 +133,16 @@ def execute_comparison(run: Run, bench: Benchmark, settings: Settings, say: Say 
                                                    "task_metric": PAIRED}
         oracles = {m: live_oracle(run, evaluate, m, UnitRecorder(run.space, labels, clean, PAIRED, m, settings.seed), racing)
                    for m in run.metrics}
-        for oracle in oracles.values():
-            oracle.evaluate_batch(first)
-        traces = {} if settings.replay else {m: _search(run, oracles[m], m, settings, budget, say) for m in run.metrics}
-        if racing is None:
-            seen = sorted({*proposed(traces, run.space), *map(tuple, first.tolist())})
-            values = dict(zip(seen, evaluate(seen)))
-            spent = len(seen) * n
-        else:
-            values = {t: v for o in oracles.values() for t, v in o.values.items()}
-            seen = sorted(values)
-            spent = len(set().union(*(o.spent_pairs() for o in oracles.values())))
-        tried = sorted({*proposed(traces, run.space), *seen, *map(tuple, first.tolist())})
+        evaluate_up_front(oracles, first)
+        traces = {} if settings.replay else {m: search_metric(run, oracles[m], m, settings, budget, say) for m in run.metrics}
+        values, seen, spent = collected(oracles, evaluate, traces, first, run.space, n, racing is not None)
+        tried = sorted({*proposed(traces, run.space), *seen})
     predictions = np.array([values[t]["prediction"] for t in seen]).reshape(len(seen), n, 2)
     correct = predictions == labels[None, :, None]
     table = regressions_frame(run, seen, values, correct, correct_clean, labels, settings)
     membership = {m: confidence(values, seen, labels, clean, m, settings.seed, task_metric=PAIRED) for m in run.metrics}
     front = regression_front(table, membership, run)
-    regression, line = verdict(table, settings.min_fidelity, run.metrics, settings.tolerance, settings.level,
-                               run.about["labels"], run.space.names)
+    regression, line = verdict(table, settings.min_fidelity, run.metrics, settings.tolerance, settings.level)
     summary = {
         "run": run.name, "model": run.about["model_label"], "baseline": run.about["baseline"], "data": run.about["data"],
         "modality": run.about["modality"], "n_inputs": n, "task_metric": run.about["task_metric"],
@@ -175,16 +166,6 @@ def execute_comparison(run: Run, bench: Benchmark, settings: Settings, say: Say 
     write_comparison(result, run)
     say(result.terminal(settings.top))
     return result
-
-
-def _search(run: Run, oracle, metric: str, settings: Settings, budget: int, say: Say) -> pd.DataFrame:
-    from pipeline.search import method_class
-
-    accepts = method_class(settings.method).hyperparameters()
-    hyper = {**({"stop_at_recall": settings.stop_at_recall} if "stop_at_recall" in accepts else {}),
-             **dict(settings.hyperparameters or {})}
-    return search_metric(run, oracle, metric, method=settings.method, budget=budget, batch_size=settings.batch_size,
-                         seed=settings.seed, say=say, **hyper)
 
 
 def regressions_frame(run: Run, seen: Sequence[tuple[int, ...]], values: Mapping[tuple[int, ...], Mapping[str, Any]],

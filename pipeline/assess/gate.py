@@ -38,8 +38,7 @@ def assert_no_regression(comparison: Any, *, min_fidelity: float | Mapping[str, 
     if tolerance is not None and tolerance != summary["tolerance"]:
         table = table.assign(verdict=judge(table["band_lo"], table["band_hi"], tolerance))
     regression, line = verdict(table, summary["min_fidelity"] if min_fidelity is None else min_fidelity, list(summary["metrics"]),
-                               summary["tolerance"] if tolerance is None else tolerance, summary["level"], summary["labels"],
-                               summary["perturbations"])
+                               summary["tolerance"] if tolerance is None else tolerance, summary["level"])
     if regression:
         raise AssertionError(line)
     return line

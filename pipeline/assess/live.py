@@ -56,13 +56,24 @@ def live_oracle(run: Run, evaluate: LiveEvaluator, metric: str, units: UnitRecor
     return LiveRacingOracle(evaluate.slices, run.space, metric=metric, units=units, **racing)
 
 
-def search_metric(run: Run, oracle: Oracle, metric: str, *, method: str, budget: int, batch_size: int, seed: int,
-                  say: Say, **hyperparameters: Any) -> pd.DataFrame:
-    """One live search of `metric`'s (δ, ρ) with `method` through `oracle` (`live_oracle`); its trace
-    (`pipeline.search.run_search`)."""
+def search_metric(run: Run, oracle: Oracle, metric: str, settings: Any, budget: int, say: Say) -> pd.DataFrame:
+    """One live search of `metric`'s (δ, ρ) through `oracle` (`live_oracle`) with the method, q, seed, stopping rule and
+    hyperparameters of `settings` (a `pipeline.assess.Settings`); its trace (`pipeline.search.run_search`)."""
+    from pipeline.search import method_class
+
+    accepts = method_class(settings.method).hyperparameters()
+    hyper = {**({"stop_at_recall": settings.stop_at_recall} if "stop_at_recall" in accepts else {}),
+             **dict(settings.hyperparameters or {})}
     line = round_line(metric, run.space.size)
-    return run_search(method, oracle, run.space, budget, seed, batch_size=batch_size, progress=lambda s: say(line(s)),
-                      **hyperparameters)
+    return run_search(settings.method, oracle, run.space, budget, settings.seed, batch_size=settings.batch_size,
+                      progress=lambda s: say(line(s)), **hyper)
+
+
+def evaluate_up_front(oracles: Mapping[str, Oracle], thetas: np.ndarray) -> None:
+    """Evaluate `thetas` through every metric's oracle before the searches (with racing: one round, no rivals yet, so
+    each is completed; the second metric's slices come from the store)."""
+    for oracle in oracles.values():
+        oracle.evaluate_batch(thetas)
 
 
 def singletons(space: Space) -> np.ndarray:

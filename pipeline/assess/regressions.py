@@ -92,18 +92,18 @@ def in_scope(table: pd.DataFrame, floor: float | Mapping[str, float] | None, met
 
 
 def verdict(table: pd.DataFrame, floor: float | Mapping[str, float] | None, metrics: Sequence[str], tolerance: float,
-            level: float, labels: Mapping[str, str] | None = None, names: Sequence[str] = ()) -> tuple[bool, str]:
-    """(regression?, one line): whether some configuration with ρ at or above the floor is significantly worse
-    for B (its band's lower end above `tolerance`), and the line a CI log shows."""
+            level: float) -> tuple[bool, str]:
+    """(regression?, one line): whether some configuration of `table` (`regressions.csv`, its `theta` column naming the
+    active perturbations) with ρ at or above the floor is significantly worse for B (its band's lower end above
+    `tolerance`), and the line a CI log shows."""
     scope = table[in_scope(table, floor, metrics)]
     worse = scope[scope["verdict"] == "worse"].sort_values("Delta", ascending=False, kind="stable")
     where = "" if floor is None else f" with fidelity at or above {floor}"
     if len(worse):
         top = worse.iloc[0]
-        theta = ", ".join(f"{(labels or {}).get(x, x)}={int(top[x])}" for x in names if int(top[x]) > 0) or "none"
         return True, (f"REGRESSION: B is worse than the baseline at {len(worse)} of {len(scope)} configurations{where} "
                       f"(Δ > {tolerance} at {level:.0%} confidence, simultaneous); worst Δ = {top['Delta']:.3f} "
-                      f"[{top['band_lo']:.3f}, {top['band_hi']:.3f}] at {theta}")
+                      f"[{top['band_lo']:.3f}, {top['band_hi']:.3f}] at {top['theta']}")
     largest = f"; largest Δ = {scope['Delta'].max():.3f}" if len(scope) else ""
     return False, (f"no regression: none of {len(scope)} configurations{where} is significantly worse for B "
                    f"(Δ > {tolerance} at {level:.0%} confidence, simultaneous){largest}")

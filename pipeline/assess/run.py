@@ -102,6 +102,14 @@ def perturbation_labels(perturbations: Sequence[str]) -> dict[str, str]:
     return {p: str(getattr(get_perturbation(p), "label", None) or p) for p in perturbations}
 
 
+def output_digest(model: Any, inputs: Any) -> str:
+    """sha256 of the model's raw output on `inputs` (`predict_proba` where it has one, else `predict`): a changed
+    model answers differently, so its stored values are not reused."""
+    predict = getattr(model, "predict_proba", None)
+    output = np.asarray(predict(inputs) if callable(predict) else model.predict(inputs))
+    return hashlib.sha256(np.ascontiguousarray(output).tobytes()).hexdigest()
+
+
 def _label(obj: Any) -> str:
     cls = type(obj)
     return f"{cls.__module__}.{cls.__qualname__}"
@@ -156,11 +164,9 @@ def run_from_objects(model: Any, data: Any, perturbations: Sequence[str], fideli
     paths["data_dir"].mkdir(parents=True, exist_ok=True)
     factory = partial(build_object_benchmark, model, inputs, labels, spec, paths["data_dir"])
     bench = factory()
-    clean_output = np.asarray(getattr(model, "predict_proba", None)(inputs) if callable(getattr(model, "predict_proba", None))
-                              else model.predict(inputs))
     fingerprint = stage_fingerprint({"spec": {k: v for k, v in spec.items() if k not in ("model", "dataset")},
                                      "model": spec["model"], "data": inputs_digest(inputs, labels),
-                                     "clean_output": hashlib.sha256(np.ascontiguousarray(clean_output).tobytes()).hexdigest()},
+                                     "clean_output": output_digest(model, inputs)},
                                     CODE)
     about = {"model": spec["model"]["_target_"], "model_name": type(model).__name__, "data": spec["dataset"]["_target_"],
              "modality": spec["modality"], "perturbations": list(perturbations), "levels": int(levels), "fidelity": list(fidelity),
@@ -213,8 +219,6 @@ def pair_run_from_objects(model_a: Any, model_b: Any, data: Any, perturbations: 
     check_instance(model_a, {"_target_": _label(model_a)}, "baseline", MODEL_PROTOCOLS)
     run, bench = run_from_objects(model_b, data, perturbations, fidelity, name, outputs, data_root, levels=levels,
                                   seed=seed, adapt_inputs=adapt_inputs)
-    output = np.asarray(getattr(model_a, "predict_proba", None)(bench.clean) if callable(getattr(model_a, "predict_proba", None))
-                        else model_a.predict(bench.clean))
     pair = pair_run(run, partial(object_baseline, model_a), type(model_a).__name__,
-                    digest({"model": _label(model_a), "clean_output": hashlib.sha256(np.ascontiguousarray(output).tobytes()).hexdigest()}))
+                    digest({"model": _label(model_a), "clean_output": output_digest(model_a, bench.clean)}))
     return pair, pair.factory()

@@ -17,14 +17,13 @@ from typing import Any
 import numpy as np
 
 from pipeline.benchmark.problem import Benchmark, Predict, accuracy
+from pipeline.front.per_input import input_scores
 
 Baseline = Callable[[np.ndarray], Predict]  # the labels -> the baseline's checked predictions (built in each worker)
 
 
 def paired_accuracy(predictions: np.ndarray, labels: np.ndarray) -> float:
     """ψ of a pair: B's accuracy minus A's, from predictions (n, 2) whose columns are A's and B's answers."""
-    from pipeline.front.per_input import input_scores
-
     return float(np.mean(input_scores(predictions, labels, "paired_accuracy")))
 
 
