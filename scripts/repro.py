@@ -44,21 +44,23 @@ LOGS = Path("outputs") / "logs" / "repro"  # under the project root
 
 
 def dvc_jobs(root: Path, pool_cost: int) -> list[Job]:
-    """Every stage of dvc.yaml (`foreach` items by their name, e.g. `search_suite@bbc_news`), in its order,
+    """Every stage of the root's dvc.yaml (`foreach` items by their name, e.g. `search_suite@bbc_news`), in its order,
     with the stages it reads from (DVC's own graph) and its cost: `pool_cost` for a stage of the table with a
-    worker pool, 1 for the others."""
+    worker pool, 1 for the others. The pipelines of other folders (realsize/dvc.yaml) run on request, as a plain
+    `dvc repro` at the root leaves them."""
     from dvc.repo import Repo
 
     pools = {s.name for s in STAGES if s.pool}
     with Repo(str(root)) as repo:
         graph = repo.index.graph
         return [Job(s.name, pool_cost if s.name.split("_suite@")[0] in pools else 1,
-                    frozenset(d.name for d in graph.successors(s))) for s in repo.index.stages]
+                    frozenset(d.name for d in graph.successors(s))) for s in repo.index.stages
+                if Path(s.path).resolve() == (root / "dvc.yaml").resolve()]
 
 
 def stale_stages(root: Path) -> set[str]:
-    """The stages `dvc status` finds changed: an input, an output or the command."""
-    status = subprocess.run([*DVC, "status", "--json"], cwd=root, env=ENV, capture_output=True, text=True)
+    """The stages of the root's dvc.yaml that `dvc status` finds changed: an input, an output or the command."""
+    status = subprocess.run([*DVC, "status", "--json", "dvc.yaml"], cwd=root, env=ENV, capture_output=True, text=True, check=False)
     if status.returncode:
         raise SystemExit(f"dvc status failed (exit {status.returncode}):\n{status.stderr}")
     return set(json.loads(status.stdout))

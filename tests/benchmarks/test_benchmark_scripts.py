@@ -373,3 +373,25 @@ def test_cost_calibration_carries_its_interval() -> None:
     low, high = beta.ppf(0.025, k, n - k + 1), beta.ppf(0.975, k + 1, n - k)
     assert cost.calibrated_runs(pd.Series([1.0] * k + [0.8, 0.94])) == f"{k} of {n} runs (88%, 95% interval [{low:.0%}, {high:.0%}])"
     assert cost.calibrated_runs(pd.Series([0.95, 1.0])).startswith("2 of 2 runs (100%, 95% interval [16%, 100%])")
+
+
+def test_a_users_run_pays_each_evaluation_once_the_singletons_first() -> None:
+    """bench_search_cost's `assess` (issue 46: what scripts/assess.py pays): the single-perturbation configurations are
+    the trace's first rows, each completed on all n inputs; its running cost is the number of distinct (configuration,
+    input) pairs the racing oracle evaluated (an independent count), so a singleton proposed again costs nothing."""
+    import numpy as np
+
+    cost = load_script("bench_search_cost")
+    heldout = load_script("bench_search_heldout")
+    from pipeline.assess.live import singletons
+    from pipeline.search import RacingOracle
+
+    _, _, objectives, space, _, _, units = heldout.problems("dev", 1, heldout.QUICK_SPACE)[0]
+    oracle = RacingOracle(objectives, space, units, seed=0)
+    trace = cost.user_run(oracle, space, space.size, seed=0)
+    first = singletons(space)
+    n = len(units.clean)
+    assert np.array_equal(trace[list(space.names)].to_numpy()[:len(first)], first) and (trace["inputs"][:len(first)] == n).all()
+    assert trace["evaluations"].iloc[-1] == len(oracle.spent_pairs()) <= space.size * n
+    later = np.isin(space.indices(trace[list(space.names)].to_numpy()[len(first):]), space.indices(first))
+    assert later.any() and (trace["inputs"].to_numpy()[len(first):][later] == 0).all()

@@ -113,3 +113,14 @@ def test_the_pipeline_s_jobs_are_dvc_yaml_s_stages_with_the_pool_stages_at_every
     assert jobs["groundtruth_suite@bbc_news"].cost == jobs["search"].cost == jobs["recapture"].cost == 16
     assert jobs["figures_search"].cost == jobs["prepare_suite@bbc_news"].cost == jobs["report"].cost == 1
     assert jobs["search_suite@humaneval"].after == {"stage_code", "groundtruth_suite@humaneval"}
+
+
+def test_the_pipelines_of_other_folders_are_left_to_run_on_request(tmp_path: Path) -> None:
+    """As a plain `dvc repro` at the root: realsize/dvc.yaml's stages are neither scheduled nor found stale."""
+    root = project(tmp_path / "p", {"a": {"cmd": "echo a > a.txt", "outs": ["a.txt"]}})
+    (root / "sub").mkdir()
+    (root / "sub" / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"c": {"cmd": "echo c > c.txt", "outs": ["c.txt"]}}}))
+    assert [j.name for j in dvc_jobs(root, pool_cost=2)] == ["a"]
+    assert stale_stages(root) == {"a"}
+    assert run(dvc_jobs(root, pool_cost=2), slots=2, dvc_args=[], root=root) == 0
+    assert stale_stages(root) == set() and not (root / "sub" / "c.txt").exists()

@@ -78,3 +78,17 @@ def test_every_registered_search_method_keys_the_search_and_tuning_stages():
         for stage in ("search", "tune"):
             assert f"  {path}\n" in listings[stage], f"{path} is not in the code listing of stage {stage}"
     assert "pipeline/search/methods/pnd.py" in files and "pipeline/search/methods/evolution.py" in files
+
+
+def test_committed_realsize_dvc_yaml_is_generated_and_runs_from_the_root():
+    from pipeline.stages.realsize import FOLDER, REALSIZE, realsize_yaml
+
+    assert (FOLDER / "dvc.yaml").read_text() == realsize_yaml(), "realsize/dvc.yaml drifted: run `make dvc.yaml`"
+    committed = yaml.safe_load(realsize_yaml())["stages"]
+    assert sorted(committed) == sorted(f"{s}_{b}" for b in REALSIZE for s in ("prepare", "groundtruth", "cost"))
+    for name, s in committed.items():
+        assert s["wdir"] == ".." and all((ROOT / d).exists() for d in s["deps"] if not d.startswith(("data/mnist", "data/tweets", "outputs/realsize"))), name
+    for bench in REALSIZE:  # each reads what the stage before it writes
+        outs = lambda stage: [o if isinstance(o, str) else next(iter(o)) for o in committed[f"{stage}_{bench}"]["outs"]]  # noqa: E731
+        assert f"data/{bench}" in outs("prepare") and f"data/{bench}" in committed[f"groundtruth_{bench}"]["deps"]
+        assert set(outs("groundtruth")) >= set(committed[f"cost_{bench}"]["deps"][-2:])
