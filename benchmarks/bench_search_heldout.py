@@ -86,11 +86,12 @@ def real_units(bench: str, table: pd.DataFrame, metric: str, path: Path | None =
     from _spec import benchmark_spec
 
     from pipeline.benchmark.build import build_test_set
+    from pipeline.stages.layout import sibling
 
     spec = benchmark_spec([f"benchmark={bench}"])
     labels = build_test_set(spec, ROOT / "data" / bench)[1]
     path = path or ROOT / "outputs/groundtruth" / f"{bench}.parquet"
-    return read_units(path.with_name(f"{path.name.removesuffix('.parquet')}.inputs.parquet"), table, labels, metric,
+    return read_units(sibling(path, ".inputs.parquet"), table, labels, metric,
                       spec.get("task_metric", "accuracy"), int(spec.get("seed", 0)))
 
 

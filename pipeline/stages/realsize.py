@@ -12,11 +12,12 @@ import sys
 from pathlib import Path
 
 import yaml
+from omegaconf import OmegaConf
 
 from pipeline.data import mnist_pickle, vader_tweets
 from pipeline.data.packages import PACKAGES_DIR
 from pipeline.runtime.io import write_text
-from pipeline.stages.layout import ROOT
+from pipeline.stages.layout import PARAMS, ROOT, data_dir, final_paths, prepare_metrics
 
 # benchmark (conf/benchmark/<name>.yaml) -> the packaged file its data set reads
 REALSIZE = {"mnist": mnist_pickle.PACKAGED, "tweets": vader_tweets.PACKAGED}
@@ -30,24 +31,27 @@ GOAL = 0.05                                # the aim: the whole core within 5% o
 
 
 def stages(name: str, packaged: str) -> dict[str, dict]:
-    """The three stages of benchmark `name`, run from the repository root (`wdir: ..`)."""
+    """The three stages of benchmark `name`, run from the repository root (`wdir: ..`), with the paths the scripts
+    write to under `paths.outputs=OUTPUTS` (`pipeline.stages.layout`)."""
     params = f"--params benchmark={name} paths.outputs={OUTPUTS}"
+    cfg = OmegaConf.create({"paths": {**yaml.safe_load(PARAMS.read_text())["paths"], "outputs": OUTPUTS},
+                            "benchmark": {"name": name}})
+    rel = lambda path: str(Path(path).relative_to(ROOT))
+    data, gt = rel(data_dir(cfg)), {k: rel(v) for k, v in final_paths(cfg).items()}
     conf = [f"conf/benchmark/{name}.yaml", "conf/model"]
-    gt = f"{OUTPUTS}/groundtruth/{name}"
     cost = f"{OUTPUTS}/cost/{name}"
     uncached = lambda *paths: [{p: {"cache": False}} for p in paths]
     return {
         f"prepare_{name}": {"cmd": f"python scripts/prepare.py {params}", "wdir": "..",
-                            "deps": ["outputs/stage_code/prepare.txt", *conf, str((PACKAGES_DIR / packaged).relative_to(ROOT))],
-                            "outs": [f"data/{name}", *uncached(f"{OUTPUTS}/prepare/{name}.json")]},
+                            "deps": ["outputs/stage_code/prepare.txt", *conf, rel(PACKAGES_DIR / packaged)],
+                            "outs": [data, *uncached(rel(prepare_metrics(cfg)))]},
         f"groundtruth_{name}": {"cmd": f"python scripts/groundtruth.py {params}", "wdir": "..",
-                                "deps": ["outputs/stage_code/groundtruth.txt", *conf, f"data/{name}"],
-                                "outs": [f"{gt}.parquet", f"{gt}.gallery.npz", f"{gt}.inputs.parquet",
-                                         *uncached(f"{gt}.summary.json")]},
-        f"cost_{name}": {"cmd": f"python benchmarks/bench_search_cost.py --groundtruth {gt}.parquet --benchmark {name} "
+                                "deps": ["outputs/stage_code/groundtruth.txt", *conf, data],
+                                "outs": [gt["table"], gt["gallery"], gt["inputs"], *uncached(gt["summary"])]},
+        f"cost_{name}": {"cmd": f"python benchmarks/bench_search_cost.py --groundtruth {gt['table']} --benchmark {name} "
                                 f"--seeds {SEEDS} --methods {','.join(METHODS)} --reference {METHODS[0]} --goal {GOAL} --out {cost}", "wdir": "..",
                          "deps": ["outputs/stage_code/search.txt", *USER_RUN, "benchmarks/bench_search_cost.py",
-                                  "benchmarks/bench_search_heldout.py", f"data/{name}", f"{gt}.parquet", f"{gt}.inputs.parquet"],
+                                  "benchmarks/bench_search_heldout.py", data, gt["table"], gt["inputs"]],
                          "outs": uncached(f"{cost}/runs.csv", f"{cost}/report.md")},
     }
 
