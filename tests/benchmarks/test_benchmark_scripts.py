@@ -2,7 +2,10 @@
 meant to print: its ratios against the reference measured in the same run, and what it checks on the way
 (bit-identical outputs, identical rows). Speeds are printed, never asserted: the patterns only require
 numbers where the script prints them. A new script is run automatically; until it has its own patterns in
-EXPECTED it must print at least one ratio (`1.23x`, `x4.5`, `×`, `ratio`)."""
+EXPECTED it must print at least one ratio (`1.23x`, `x4.5`, `×`, `ratio`).
+
+The quick runs of SLOW_QUICK (15-55 s each on 2 cores) are in the slow tier (`make test-slow`); in `make test` every
+script is imported, and the library code each of them times has its own fast tests."""
 from __future__ import annotations
 
 import contextlib
@@ -17,6 +20,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
+# the quick runs over 15 s on the 2-core machine (docs/timings.md): numerics' six processes, the search methods' timings,
+# the CNN and encoder batch sweeps, the code and digits ground-truth tasks, the recapture tiers, the cost table, the store
+SLOW_QUICK = {"bench_numerics", "bench_search", "bench_throughput", "bench_code_groundtruth", "bench_recapture_tiers",
+              "bench_search_cost", "bench_groundtruth", "bench_perturb_store"}
 NUM = r"\d+(?:\.\d+)?"  # a finite number as the scripts format it (not nan, not inf)
 RATIO = rf"{NUM} ?[x×]\b|\bx{NUM}|\bratio\b"
 
@@ -83,7 +90,7 @@ EXPECTED: dict[str, list[str]] = {
 
 def test_every_script_is_found() -> None:
     """The glob sees the scripts (a moved benchmarks/ folder would otherwise run nothing)."""
-    assert {p.stem for p in SCRIPTS} >= set(EXPECTED)
+    assert {p.stem for p in SCRIPTS} >= set(EXPECTED) | SLOW_QUICK
 
 
 @pytest.fixture(scope="session")
@@ -96,6 +103,19 @@ def quick_digits():
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_every_script_imports(script: Path, monkeypatch) -> None:
+    """Each script's imports resolve (a moved or renamed module breaks none unseen) and it offers `--quick`; imported
+    as `python benchmarks/<script>.py` runs it: its folder first on the path, the module registered by its name."""
+    monkeypatch.syspath_prepend(str(script.parent))
+    spec = importlib.util.spec_from_file_location(script.stem, script)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, script.stem, module)
+    spec.loader.exec_module(module)
+    assert '"--quick"' in script.read_text()
+
+
+@pytest.mark.parametrize("script", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW_QUICK else p for p in SCRIPTS],
+                         ids=lambda p: p.stem)
 def test_quick_run_prints_its_ratios(script: Path, request) -> None:
     """`script --quick` exits with 0 and prints every line EXPECTED names for it."""
     env = dict(os.environ)

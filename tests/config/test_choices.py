@@ -82,7 +82,8 @@ def test_a_multirun_over_two_models_prepares_and_evaluates_each(tmp_path, monkey
     (prepare as its own process, the ground truth's sweep in this process: `run_stage` with the script's argv)."""
     import importlib
 
-    common = ["-m", "benchmark=tiny", "model=digits_cnn_small,digits_cnn_wide", "model.epochs=2", "benchmark.name=tiny-${model.name}",
+    common = ["-m", "benchmark=tiny", "model=digits_cnn_small,digits_cnn_wide", "model.epochs=1", "benchmark.features.epochs=1",
+              "benchmark.levels=2", "fidelity=[ssim]", "benchmark.name=tiny-${model.name}",
               f"paths.data={tmp_path}/data", f"paths.outputs={tmp_path}/outputs", f"hydra.sweep.dir={tmp_path}/multirun", "workers=1"]
     done = subprocess.run([sys.executable, "scripts/prepare.py", *common], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -93,7 +94,7 @@ def test_a_multirun_over_two_models_prepares_and_evaluates_each(tmp_path, monkey
         state = torch.load(tmp_path / f"data/tiny-{name}/model.pt", map_location="cpu", weights_only=True)
         widths[name] = state["width"]
         summary = json.loads((tmp_path / f"outputs/groundtruth/tiny-{name}.summary.json").read_text())
-        assert summary["benchmark"] == f"tiny-{name}" and summary["space_size"] == 9
+        assert summary["benchmark"] == f"tiny-{name}" and summary["space_size"] == 4
     assert widths == {"digits_cnn_small": 8, "digits_cnn_wide": 32}
 
 

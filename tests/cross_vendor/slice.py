@@ -29,8 +29,8 @@ def digits() -> dict[str, str]:
     from pipeline.models.cnn import predict_proba, train_cnn
 
     rng = np.random.default_rng(0)
-    images = rng.integers(0, 256, size=(128, 32, 32, 3), dtype=np.uint8)
-    labels = rng.integers(0, 10, size=128)
+    images = rng.integers(0, 256, size=(80, 32, 32, 3), dtype=np.uint8)
+    labels = rng.integers(0, 10, size=80)
     net = train_cnn(images, labels, seed=0, width=8, epochs=1)
     shifted = np.clip(images.astype(np.int16) + rng.integers(-20, 21, size=images.shape), 0, 255).astype(np.uint8)
     with torch.no_grad():
