@@ -4,7 +4,7 @@ meant to print: its ratios against the reference measured in the same run, and w
 numbers where the script prints them. A new script is run automatically; until it has its own patterns in
 EXPECTED it must print at least one ratio (`1.23x`, `x4.5`, `×`, `ratio`).
 
-The quick runs of SLOW_QUICK (15-55 s each on 2 cores) are in the slow tier (`make test-slow`); in `make test` every
+The quick runs of SLOW_QUICK (5-55 s each on 2 cores) are in the slow tier (`make test-slow`); in `make test` every
 script is imported, and the library code each of them times has its own fast tests."""
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
-# the quick runs over 15 s on the 2-core machine (docs/timings.md): numerics' six processes, the search methods' timings,
-# the CNN and encoder batch sweeps, the code and digits ground-truth tasks, the recapture tiers, the cost table, the store
+# the quick runs over 5 s on the 2-core machine (docs/timings.md); bench_ngram_hashing and bench_search_lattice run in make test
 SLOW_QUICK = {"bench_numerics", "bench_search", "bench_throughput", "bench_code_groundtruth", "bench_recapture_tiers",
-              "bench_search_cost", "bench_groundtruth", "bench_perturb_store"}
+              "bench_search_cost", "bench_groundtruth", "bench_perturb_store", "bench_text_prefetch", "bench_fuzz",
+              "bench_search_heldout", "bench_paired", "bench_glass_blur", "bench_search_limit"}
 NUM = r"\d+(?:\.\d+)?"  # a finite number as the scripts format it (not nan, not inf)
 RATIO = rf"{NUM} ?[x×]\b|\bx{NUM}|\bratio\b"
 
