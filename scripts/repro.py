@@ -13,7 +13,9 @@ default a stage with a worker pool runs alone, on every core, and the one-core s
 there are cores. A plain `dvc repro` at the end finds nothing left to run, and its exit status is this script's.
 
 Each stage's output goes to outputs/logs/repro/<stage>.log (the last lines are printed when it fails); the
-terminal shows one line per stage that ran, with its time. A failed stage stops new starts, lets those running
+terminal shows one line per stage that ran, with its time, and a run that ends well writes those times to
+outputs/timings/repro.tsv, slowest first, as `make profile` does (the total is the run's wall time, so stages that ran
+side by side add up to more than 100% of it). A failed stage stops new starts, lets those running
 finish, and exits non-zero naming it. Ctrl-C stops every stage (DVC keeps nothing of a stage it interrupts); the
 next run resumes from what has finished, and the stages' own resume stores.
 """
@@ -31,16 +33,18 @@ from pathlib import Path
 import yaml
 from tqdm import tqdm
 
+from pipeline.runtime.io import write_text
 from pipeline.runtime.numerics import n_workers
 from pipeline.stages.layout import PARAMS, ROOT
 from pipeline.stages.schedule import Job, needless, to_start
 from pipeline.stages.table import STAGES
-from scripts.profile_repro import minutes
+from scripts.profile_repro import minutes, table
 
 DVC = [sys.executable, "-m", "dvc"]  # the environment's DVC, whatever PATH holds
 # and its `python` for the stages' commands (`python scripts/<stage>.py`), as `make repro`'s PATH gives them
 ENV = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
 LOGS = Path("outputs") / "logs" / "repro"  # under the project root
+TIMINGS = Path("outputs") / "timings" / "repro.tsv"  # under the project root: the stages that ran, with their times
 
 
 def dvc_jobs(root: Path, pool_cost: int) -> list[Job]:
@@ -93,6 +97,8 @@ def run(jobs: list[Job], slots: int, dvc_args: list[str], root: Path = ROOT, sta
     done: set[str] = set()
     changed: set[str] = set()
     failed: list[tuple[str, int]] = []
+    times: list[tuple[str, float]] = []
+    start = time.monotonic()
     cost = {j.name: j.cost for j in jobs}
     bar = tqdm(total=len(jobs), unit="stage", desc="dvc repro", dynamic_ncols=True)
     try:
@@ -122,7 +128,8 @@ def run(jobs: list[Job], slots: int, dvc_args: list[str], root: Path = ROOT, sta
                     bar.write(f"FAILED {name} (exit {proc.returncode}); its last lines, from {log.relative_to(root)}:\n{tail(log)}")
                     continue
                 if "Running stage" in log.read_text(errors="replace"):
-                    bar.write(f"ran  {name}  {minutes(time.monotonic() - since)}")
+                    times.append((name, time.monotonic() - since))
+                    bar.write(f"ran  {name}  {minutes(times[-1][1])}")
                     if lock_outs(root).get(name) != before.get(name):
                         changed.add(name)
                 done.add(name)
@@ -140,6 +147,8 @@ def run(jobs: list[Job], slots: int, dvc_args: list[str], root: Path = ROOT, sta
         names = ", ".join(f"{n} (exit {c})" for n, c in failed)
         print(f"stage failed: {names}; its log is in {logs.relative_to(root)}; no stage was started after it", file=sys.stderr)
         return failed[0][1]
+    if times:
+        write_text(table(times, time.monotonic() - start), root / TIMINGS)
     return 0
 
 

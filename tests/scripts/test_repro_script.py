@@ -53,6 +53,9 @@ def test_independent_stages_run_side_by_side_and_leave_dvc_repro_s_lock(tmp_path
     assert {k: v["outs"] for k, v in ours_lock.items()} == {k: v["outs"] for k, v in serial_lock.items()}
     assert ours_lock["join"] == serial_lock["join"]
     assert sorted(p.name for p in (ours / "outputs/logs/repro").iterdir()) == ["join.log", "left.log", "right.log"]
+    rows = [line.split("\t") for line in (ours / "outputs/timings/repro.tsv").read_text().splitlines()]
+    assert rows[0] == ["stage", "seconds", "min:s", "share"] and sorted(r[0] for r in rows[1:-1]) == ["join", "left", "right"]
+    assert rows[-1][0] == "total" and float(rows[-1][1]) >= max(float(r[1]) for r in rows[1:-1])  # the run's wall time
 
     # a second run finds everything up to date and runs nothing
     assert stale_stages(ours) == set()
