@@ -16,8 +16,11 @@ import sys
 import time
 from pathlib import Path
 
+from pipeline.runtime.io import write_text
+
 STAGE_LINE = re.compile(r"^Running stage '([^']+)'")
-OUT = Path(__file__).resolve().parents[1] / "outputs" / "timings" / "repro.tsv"
+TIMINGS = Path("outputs") / "timings" / "repro.tsv"  # under the project root; `make repro` writes it too (scripts/repro.py)
+OUT = Path(__file__).resolve().parents[1] / TIMINGS
 
 
 def stage_times(lines, clock=time.monotonic) -> tuple[list[tuple[str, float]], float]:
@@ -62,9 +65,8 @@ def main(argv: list[str]) -> int:
     text = table(times, total)
     print("\n" + text.replace("\t", "  "))
     if code == 0 and times:
-        OUT.parent.mkdir(parents=True, exist_ok=True)
-        OUT.write_text(text)
-        print(f"written to {OUT.relative_to(OUT.parents[2])}")
+        write_text(text, OUT)
+        print(f"written to {TIMINGS}")
     return code
 
 

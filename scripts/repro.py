@@ -38,13 +38,12 @@ from pipeline.runtime.numerics import n_workers
 from pipeline.stages.layout import PARAMS, ROOT
 from pipeline.stages.schedule import Job, needless, to_start
 from pipeline.stages.table import STAGES
-from scripts.profile_repro import minutes, table
+from scripts.profile_repro import TIMINGS, minutes, table
 
 DVC = [sys.executable, "-m", "dvc"]  # the environment's DVC, whatever PATH holds
 # and its `python` for the stages' commands (`python scripts/<stage>.py`), as `make repro`'s PATH gives them
 ENV = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
 LOGS = Path("outputs") / "logs" / "repro"  # under the project root
-TIMINGS = Path("outputs") / "timings" / "repro.tsv"  # under the project root: the stages that ran, with their times
 
 
 def dvc_jobs(root: Path, pool_cost: int) -> list[Job]:

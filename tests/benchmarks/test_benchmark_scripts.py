@@ -107,10 +107,7 @@ def test_every_script_imports(script: Path, monkeypatch) -> None:
     """Each script's imports resolve (a moved or renamed module breaks none unseen) and it offers `--quick`; imported
     as `python benchmarks/<script>.py` runs it: its folder first on the path, the module registered by its name."""
     monkeypatch.syspath_prepend(str(script.parent))
-    spec = importlib.util.spec_from_file_location(script.stem, script)
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, script.stem, module)
-    spec.loader.exec_module(module)
+    load_script(script.stem)
     assert '"--quick"' in script.read_text()
 
 
@@ -130,9 +127,11 @@ def test_quick_run_prints_its_ratios(script: Path, request) -> None:
 
 
 def load_script(stem: str):
-    """benchmarks/<stem>.py as a module (the folder is no package)."""
+    """benchmarks/<stem>.py as a module (the folder is no package), registered under its name as running it does (a
+    dataclass of the script looks its module up there)."""
     module = importlib.util.spec_from_file_location(stem, ROOT / "benchmarks" / f"{stem}.py")
     script = importlib.util.module_from_spec(module)
+    sys.modules[stem] = script
     module.loader.exec_module(script)
     return script
 

@@ -154,7 +154,7 @@ PARAMS_ONLY = [  # group choices in params mode take the group's keys from conf/
     ("prepare", ("benchmark=nope",), "Could not find 'benchmark/nope'"),
     ("prepare", ("benchmark=bbc_news", "model=digits_cnn"), "model.kind: 'digits_cnn' — a model kind of modality 'text': text_head"),
     ("prepare", ("suite=[nope]",), "suite[0]: 'nope' — one of " + ", ".join(sorted(
-        p.stem for p in (Path(__file__).resolve().parents[2] / "conf" / "benchmark").glob("*.yaml"))) + " (the benchmarks of"),
+        p.stem for p in (ROOT / "conf" / "benchmark").glob("*.yaml"))) + " (the benchmarks of"),
     ("prepare", ("model.kind=torchvision",), "model.width: 16 — not a key of model (a model of kind 'torchvision'); valid keys: arch"),
 ]
 
