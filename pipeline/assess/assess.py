@@ -23,10 +23,12 @@ from pipeline.assess.run import Run, run_from_objects
 from pipeline.benchmark.problem import Benchmark
 from pipeline.config.errors import ConfigError
 from pipeline.runtime.io import write_json, write_parquet
-from pipeline.benchmark.live_evaluation import EXECUTORS, benchmark_of
+from pipeline.runtime.numerics import n_workers
+from pipeline.benchmark.live_evaluation import EXECUTORS
 from pipeline.search import rank_evaluated
 from pipeline.search.racing.unit_outcomes import UnitRecorder
 from pipeline.runtime.store import ResumeStore
+from pipeline.runtime.worker_state import cached
 
 Say = Callable[[str], None]
 FAIL_ON = (None, "regression")
@@ -39,7 +41,7 @@ class Settings:
     method: str = "pnd"                   # the recommended method (search.recommended)
     batch_size: int = 4                   # q configurations a round (search.live.batch_size)
     executor: str = "processes"           # search.live.executor
-    workers: int = 1                      # processes a round is split over (at most q)
+    workers: int = 1                      # processes a round is split over (at most q; 0: every core)
     stop_at_recall: float | None = 0.95   # the stopping rule (search.live.stop_at_recall)
     budget: int | None = None             # proposals B; None = 5·|Θ| (search.budget_factor)
     seed: int = 0
@@ -64,7 +66,10 @@ class Settings:
             raise ConfigError("assess.level", self.level, "a confidence strictly between 0 and 1, e.g. 0.95")
         if float(self.tolerance) < 0:
             raise ConfigError("assess.tolerance", self.tolerance, "a difference of accuracy of at least 0, e.g. 0.02")
-        for key, value in (("search.live.batch_size", self.batch_size), ("workers", self.workers), ("assess.top", self.top)):
+        if int(self.workers) < 0:
+            raise ConfigError("workers", self.workers, "0 (every core) or a whole number of processes")
+        object.__setattr__(self, "workers", n_workers(int(self.workers)))
+        for key, value in (("search.live.batch_size", self.batch_size), ("assess.top", self.top)):
             if int(value) < 1:
                 raise ConfigError(key, value, "a whole number of at least 1")
 
@@ -85,7 +90,7 @@ def execute(run: Run, bench: Benchmark, settings: Settings, say: Say = print) ->
     n = len(bench.labels)
     say(f"clean {run.about['task_metric']}: {bench.clean_score:.4f} on {n:,} inputs; searching {run.space.size:,} "
         f"configurations of {', '.join(run.space.names)} with {settings.method}, q = {settings.batch_size} a round")
-    benchmark_of(run.key, lambda: bench)  # kept here: the serial executor (and a single chunk) evaluates in this process
+    cached(run.key, lambda: bench)  # kept here: the serial executor (and a single chunk) evaluates in this process
     budget = int(settings.budget) if settings.budget else 5 * run.space.size
     run.store.parent.mkdir(parents=True, exist_ok=True)
     with ResumeStore(run.store) as store, evaluator(run, store, executor=settings.executor, submitit=settings.submitit,

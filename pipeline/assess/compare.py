@@ -33,7 +33,7 @@ from pipeline.assess.assess import Say, Settings, collected, confidence, propose
 from pipeline.assess.live import evaluate_up_front, evaluator, live_oracle, search_metric, singletons
 from pipeline.assess.regressions import CORRECTION, RESAMPLES, regression_table, verdict
 from pipeline.assess.run import Run
-from pipeline.benchmark.live_evaluation import benchmark_of
+from pipeline.runtime.worker_state import cached
 from pipeline.benchmark.problem import Benchmark
 from pipeline.config.errors import ConfigError
 from pipeline.front.pareto import pareto_mask
@@ -123,7 +123,7 @@ def execute_comparison(run: Run, bench: Benchmark, settings: Settings, say: Say 
     say(f"clean accuracy on {n:,} inputs: baseline A {correct_clean[:, 0].mean():.4f}, B {correct_clean[:, 1].mean():.4f}; "
         + (f"replaying {settings.replay}" if settings.replay else
            f"searching {run.space.size:,} configurations for B's regressions with {settings.method}, q = {settings.batch_size} a round"))
-    benchmark_of(run.key, lambda: bench)
+    cached(run.key, lambda: bench)
     first = replayed(settings.replay, run.space) if settings.replay else singletons(run.space)
     budget = int(settings.budget) if settings.budget else 5 * run.space.size
     run.store.parent.mkdir(parents=True, exist_ok=True)

@@ -32,7 +32,7 @@ from pipeline.perturb.compose import PrefixCache, compose
 from pipeline.benchmark.plugin_code import code_modules, plugin_sources
 from pipeline.front.space import Space
 from pipeline.runtime.store import ResumeStore
-from pipeline.runtime.worker_state import start_worker, worker_state
+from pipeline.runtime.worker_state import evict, start_worker, worker_state
 
 BenchmarkFactory = Callable[[], Benchmark]
 SourceFactory = Callable[[Benchmark], Any]  # benchmark -> an object whose get(θ) returns T_θ (a PerturbationStore)
@@ -78,15 +78,16 @@ def task_key(fingerprint: str, prefix: Sequence[int]) -> str:
     return unit_key(fingerprint, {"task": [int(v) for v in prefix]})
 
 
-_WORKER: dict[str, Any] = {}
+_WORKER = "ground_truth"  # the worker's benchmark, resume store and source, in the per-process cache
 
 
 def _init_worker(factory: BenchmarkFactory, store_path: str, source: SourceFactory | None = None, child: bool = True) -> None:
     """Build the worker's benchmark, resume store and source (`pipeline.runtime.worker_state`: one torch thread, so values
     do not depend on the worker count; an error is raised by each task). In this process (`child` False), the
     store of an earlier call is closed first."""
-    if "store" in _WORKER:
-        _WORKER["store"].close()
+    earlier = evict(_WORKER)
+    if earlier is not None:
+        earlier["store"].close()
 
     def build() -> dict[str, Any]:
         bench = factory()

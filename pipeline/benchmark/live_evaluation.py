@@ -39,18 +39,10 @@ from pipeline.config.errors import ConfigError
 from pipeline.runtime.fingerprint import digest, unit_key
 from pipeline.runtime.numerics import configure_torch
 from pipeline.runtime.store import ResumeStore, run_cached
+from pipeline.runtime.worker_state import cached
 
 EXECUTORS = ("serial", "processes", "submitit_local", "submitit_slurm")
 BenchmarkFactory = Callable[[], Benchmark]  # builds the benchmark (picklable: it travels to every worker)
-_BENCHMARKS: dict[str, Benchmark] = {}  # per worker process: each factory's benchmark, built once
-
-
-def benchmark_of(key: str, factory: BenchmarkFactory) -> Benchmark:
-    """The benchmark `factory` builds, built on first use in this process and kept under `key`."""
-    if key not in _BENCHMARKS:
-        _BENCHMARKS[key] = factory()
-    return _BENCHMARKS[key]
-
 
 def spec_factory(spec: Mapping[str, Any], data_dir: str | Path) -> tuple[str, BenchmarkFactory]:
     """(key, factory) of the benchmark of a config spec over its prepared folder (`pipeline.benchmark.build`)."""
@@ -62,7 +54,7 @@ def spec_factory(spec: Mapping[str, Any], data_dir: str | Path) -> tuple[str, Be
 def evaluate_configurations(key: str, factory: BenchmarkFactory, thetas: Sequence[Sequence[int]]) -> list[dict[str, Any]]:
     """`Benchmark.evaluate` of each configuration, in order: a worker's chunk of one round (values as plain
     floats, per-input values as lists of them)."""
-    bench = benchmark_of(key, factory)
+    bench = cached(key, factory)  # built once per worker process
     return [{k: v if isinstance(v, list) else float(v) for k, v in bench.evaluate(tuple(int(x) for x in theta)).items()}
             for theta in thetas]
 
@@ -72,7 +64,7 @@ Slice = tuple[tuple[int, ...], list[int], bool]  # (θ, input rows, with fidelit
 
 def evaluate_slices(key: str, factory: BenchmarkFactory, asks: Sequence[Slice]) -> list[dict[str, Any]]:
     """`Benchmark.evaluate_rows` of each (θ, rows, fidelity), in order: a worker's chunk of one slice of a race."""
-    bench = benchmark_of(key, factory)
+    bench = cached(key, factory)
     return [{k: v if isinstance(v, list) else float(v) for k, v in bench.evaluate_rows(theta, rows, fidelity).items()}
             for theta, rows, fidelity in asks]
 

@@ -18,14 +18,7 @@ clean prompt: the perturbations touch only docstring text and blank lines, which
 program does (every perturbed prompt parses), so the program is a function of (problem, completion) and
 `ExecutionCache` runs each distinct pair once, in the sandbox (`pipeline.code.sandbox.run_program`).
 
-Cost of one configuration of the embedded config (conf/benchmark/humaneval.yaml: the first 40 problems × 5
-variants, fidelity on the first variant of each problem, `benchmarks/bench_code_groundtruth.py`), in seconds
-of one process with one torch thread: perturbation with prefix reuse 0.03, retrieval 0.09, execution 0.025,
-chrF 0.03, BERT-F1 0.36 (a mean: 5 in 6 configurations reuse every encoding, `CodeBERTScoreFidelity`),
-0.53 in all. The execution cache answers all but 30 of the 259,200 (problem, completion) look-ups of the
-whole space beyond the 40 clean runs (hit rate 0.9999; about 0.1 s per sandbox run). The stage's 6^4 ground
-truth took 7 min 50 s on 2 cores (`workers=0`); the full 164 problems (`benchmark.dataset.problems=null`)
-cost 2.65 s per configuration, about 30 minutes.
+What a configuration costs, and the execution cache's hit rate: docs/timings.md, "Costs behind design choices".
 """
 from __future__ import annotations
 

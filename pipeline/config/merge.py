@@ -109,12 +109,30 @@ def plain(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
         try:
             return OmegaConf.to_container(cfg, resolve=True)
         except OmegaConfBaseException as err:
-            value = lookup(OmegaConf.to_container(cfg, resolve=False), err.full_key or "")
+            raw = OmegaConf.to_container(cfg, resolve=False)
+            value = lookup(raw, err.full_key or "")
+            source = _not_a_mapping(raw, value)
+            if source is not None:  # the value the interpolation reads is what is wrong: name it
+                raise ConfigError(source[0], lookup(raw, source[0]), f"a mapping ({err.full_key} reads {source[1]})") from None
             first = (err.msg or str(err)).splitlines()[0]
             raise ConfigError(err.full_key or "config", value, f"an interpolation that resolves ({first})") from None
     if not isinstance(cfg, Mapping):
         raise ConfigError("config", cfg, "a mapping of config groups")
     return OmegaConf.to_container(OmegaConf.create(dict(cfg)), resolve=True)
+
+
+def _not_a_mapping(raw: Mapping[str, Any], value: Any) -> tuple[str, str] | None:
+    """(key, interpolated path) when `value` is an interpolation `${a.b.c}` that fails because a node on its
+    path (`a` or `a.b`) is not a mapping; else None."""
+    match = re.fullmatch(r"\$\{([\w.]+)\}", value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    parts = match.group(1).split(".")
+    for i in range(1, len(parts)):
+        node = lookup(raw, ".".join(parts[:i]))
+        if node is not None and not isinstance(node, Mapping):
+            return ".".join(parts[:i]), match.group(1)
+    return None
 
 
 def kind_node(data: Any, key: str, table: Mapping[str, type], what: str) -> DictConfig:

@@ -93,8 +93,18 @@ class ReportConfig:
 
 @dataclass
 class AssessConfig:
-    """A user's run (`scripts/assess.py`, `pipeline.assess`; its search settings are `search.live`'s)."""
+    """A user's run (`scripts/assess.py`): the keyword arguments of `pipeline.assess.Settings`, which Hydra's
+    `instantiate` builds from this node (its search settings are `search.live`'s, by interpolation)."""
 
+    _target_: str = "pipeline.assess.Settings"
+    method: str = MISSING                 # the search method (search.recommended)
+    batch_size: int = MISSING             # q configurations a round (search.live.batch_size)
+    executor: str = MISSING               # search.live.executor
+    submitit: Any = MISSING               # search.live.submitit
+    stop_at_recall: Any = MISSING         # the stopping rule (search.live.stop_at_recall)
+    budget: Any = MISSING                 # proposals B (search.live.budget)
+    workers: int = MISSING                # processes a round is split over (0: every core)
+    seed: int = MISSING
     exhaustive: bool = MISSING            # also evaluate all of Θ and score the search against P*
     racing: bool = MISSING                # race configurations over the inputs (accuracy tasks; pipeline.search.racing.racing)
     min_fidelity: Any = MISSING           # "what breaks it": front members with ρ ≥ this (null: the front's median ρ); a

@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from pipeline.figures.groundtruth import METRIC_LABELS  # noqa: E402
+from pipeline.figures.ground_truth import METRIC_LABELS  # noqa: E402
 
 WHO = {"baseline": ("baseline A", "#1f6f9f"), "model": ("new model B", "#c0392b")}
 VERDICT = {"worse": "#c0392b", "tie": "0.7", "better": "#1e8449"}

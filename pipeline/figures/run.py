@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from pipeline.figures.groundtruth import METRIC_LABELS  # noqa: E402
+from pipeline.figures.ground_truth import METRIC_LABELS  # noqa: E402
 
 
 def plot_run_fronts(evaluated: Mapping[str, pd.DataFrame], clean_score: float) -> plt.Figure:

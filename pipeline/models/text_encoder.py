@@ -227,16 +227,16 @@ class TextEncoder:
         self._cached_tokens = 0
 
 
-_WORKER: dict[str, Any] = {}  # a worker process's encoder (`_forward_all`)
+_WORKER = "text_encoder"  # a worker process's encoder (`_forward_all`), in the per-process cache
 
 
 def _start_encoder_worker(build: Any) -> None:
-    start_worker(_WORKER, lambda: {"encoder": build()})
+    start_worker(_WORKER, build)
 
 
 def _forward_in_worker(ids: list[list[int]]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """One batch's encodings as arrays (a tensor would travel as a shared-memory handle, one per text)."""
-    return [(e.sentence, e.tokens.numpy(), e.layers) for e in worker_state(_WORKER)["encoder"]._forward(ids)]
+    return [(e.sentence, e.tokens.numpy(), e.layers) for e in worker_state(_WORKER)._forward(ids)]
 
 
 _DEFAULT_ENCODERS: dict[str, TextEncoder] = {}

@@ -31,13 +31,10 @@ each blank line at a line boundary outside string literals: after a NEWLINE or N
 keep the prompt and prompt + completion valid Python with the same syntax tree; docstrings are left to
 the three families above.
 
-Randomness: a private `random.Random(seed)`, drawn from only through `random()`; the draws are made per
-character (per inserted line) whatever the level, and an edit happens where its draw falls below the
-level's probability, so with one seed every level's edits include those of the lower levels (ReCode
-draws from the global `random` state; these functions read and change no global state). Departures from
-ReCode's code, chosen for exact probabilities and valid prompts: butterfingers replaces a letter with
-probability exactly p by a *different* letter (ReCode draws `randint(0, 99) <= 100p`, and from key lists
-that contain the letter itself and the non-letters `[` and `'`), and only ASCII letters change case.
+Randomness: a private `random.Random(seed)`, drawn from only through `random()`, once per character (per
+inserted line) whatever the level; an edit happens where its draw falls below the level's probability, so with
+one seed every level's edits include those of the lower levels. No global state is read or changed. Where this
+departs from ReCode's code (exact probabilities, valid prompts): docs/perturbations.md.
 """
 from __future__ import annotations
 

@@ -31,21 +31,21 @@ def _fill(store: PerturbationStore, chunks: Sequence[tuple[Theta, list[Theta]]])
     return stats
 
 
-_WORKER: dict[str, Any] = {}
+_WORKER = "perturbation_store"  # the worker's copy of the store being filled, in the per-process cache
 
 
 def _init_worker(factory: Callable[[], PerturbationStore], digest: str) -> None:
-    def build() -> dict[str, Any]:
+    def build() -> PerturbationStore:
         store = factory()
         if store.digest != digest:
             raise ValueError(f"the worker's store {store.digest} is not the one being filled ({digest})")
-        return {"store": store}
+        return store
 
     start_worker(_WORKER, build)
 
 
 def _fill_in_worker(chunks: Sequence[tuple[Theta, list[Theta]]]) -> dict[str, int]:
-    return _fill(worker_state(_WORKER)["store"], chunks)
+    return _fill(worker_state(_WORKER), chunks)
 
 
 def materialize(store: PerturbationStore, thetas: Iterable[Sequence[int]] | None = None, progress: bool = True,

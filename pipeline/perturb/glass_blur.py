@@ -1,9 +1,9 @@
-"""Glass blur of ImageNet-C, compiled: bit-identical to `imagecorruptions.glass_blur`, >30x faster.
+"""Glass blur of ImageNet-C, compiled: bit-identical to `imagecorruptions.glass_blur`.
 
 The reference blurs with a Gaussian (sigma), then for each of `iterations` passes visits every interior
 pixel (h from H - d down to d + 1, w from W - d down to d + 1, with d = max_delta) and draws
-`np.random.randint(-d, d, size=(2,))` -> (dx, dy) from the global legacy RNG, then blurs again. Its
-Python loop costs ~0.6 s per 224x224 image. Here the same integers are drawn in ONE call of shape
+`np.random.randint(-d, d, size=(2,))` -> (dx, dy) from the global legacy RNG, then blurs again, in a
+Python loop (docs/perturbations.md has its cost). Here the same integers are drawn in ONE call of shape
 (iterations, rows, cols, 2): the legacy `RandomState.randint` fills arrays element by element from the
 same MT19937 stream, so one bulk draw yields exactly the sequence of the per-pixel draws and leaves the
 global state where the reference leaves it (tests/perturb/test_glass_blur.py checks both). The pixel

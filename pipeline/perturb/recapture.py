@@ -23,7 +23,7 @@ ImageNet-ES repository): `param_1..27` enumerate ISO {250, 2000, 16000} fastest,
 {1/4, 1/60, 1/1000} s, then aperture {f/5, f/9, f/16}; lighting levels are named as ES's `l1`, `l5`
 (here `l1` is the dim room, `l5` the lit one). The physical constants below are plausible camera values
 chosen so that the digits zoo spreads the 54 conditions over the mild, severe and extreme tiers of §3.3
-(`benchmarks/bench_recapture_tiers.py`); they are not fitted to the paper's accuracies.
+(`perf/bench_recapture_tiers.py`); they are not fitted to the paper's accuracies.
 
 Randomness: one `np.random.Generator` per (seed, image index) for the framing, shared by the 54
 captures of an image (the camera stays on its tripod), and one per (seed, image index, condition) for

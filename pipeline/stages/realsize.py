@@ -5,7 +5,7 @@
 `scripts/repro.py` schedules the main file's stages. `make realsize` (`dvc repro realsize/dvc.yaml`) runs it:
 for each benchmark of `REALSIZE`, the prepare stage and the exhaustive ground truth with its per-input file, under
 `outputs/realsize/` (`paths.outputs`), then the scoring of a user's run and of the anchors against it
-(`benchmarks/bench_search_cost.py`). Its record is `realsize/dvc.lock`."""
+(`perf/bench_search_cost.py`). Its record is `realsize/dvc.lock`."""
 from __future__ import annotations
 
 import sys
@@ -48,10 +48,10 @@ def stages(name: str, packaged: str) -> dict[str, dict]:
         f"groundtruth_{name}": {"cmd": f"python scripts/groundtruth.py {params}", "wdir": "..",
                                 "deps": ["outputs/stage_code/groundtruth.txt", *conf, data],
                                 "outs": [gt["table"], gt["gallery"], gt["inputs"], *uncached(gt["summary"])]},
-        f"cost_{name}": {"cmd": f"python benchmarks/bench_search_cost.py --groundtruth {gt['table']} --benchmark {name} "
+        f"cost_{name}": {"cmd": f"python perf/bench_search_cost.py --groundtruth {gt['table']} --benchmark {name} "
                                 f"--seeds {SEEDS} --methods {','.join(METHODS)} --reference {METHODS[0]} --goal {GOAL} --out {cost}", "wdir": "..",
-                         "deps": ["outputs/stage_code/search.txt", *USER_RUN, "benchmarks/bench_search_cost.py",
-                                  "benchmarks/bench_search_heldout.py", data, gt["table"], gt["inputs"]],
+                         "deps": ["outputs/stage_code/search.txt", *USER_RUN, "perf/bench_search_cost.py",
+                                  "perf/bench_search_heldout.py", data, gt["table"], gt["inputs"]],
                          "outs": uncached(f"{cost}/runs.csv", f"{cost}/report.md")},
     }
 

@@ -164,6 +164,27 @@ def test_the_script_runs_a_users_plugin_into_its_run_folder(tmp_path, monkeypatc
     assert not (tmp_path / "o2").exists()
 
 
+def test_the_scripts_settings_are_the_assess_node_built_by_hydra():
+    """scripts/assess.py builds `Settings` by `instantiate` of the `assess` node: the keys it reads from search.live by
+    interpolation follow their overrides, and a value `Settings` refuses is that key's one-line error."""
+    from pipeline.assess import Settings
+    from pipeline.config import validate_config
+    from pipeline.config.errors import ConfigError
+    from pipeline.stages.runner import compose_job
+    from scripts.assess import settings_of_config
+
+    cfg = validate_config(compose_job(["search.live.batch_size=8", "search.live.budget=40", "assess.method=random",
+                                       "workers=0", "assess.exhaustive=true", "seed=3"]))
+    settings = settings_of_config(cfg.assess)
+    assert type(settings) is Settings
+    assert (settings.method, settings.batch_size, settings.budget, settings.exhaustive, settings.seed) == ("random", 8, 40, True, 3)
+    assert settings.workers == len(os.sched_getaffinity(0))  # 0: every core
+    assert settings.submitit == {"timeout_min": 60} and type(settings.submitit) is dict
+    assert settings_of_config(validate_config(compose_job([])).assess).method == "pnd"  # search.recommended
+    with pytest.raises(ConfigError, match=r"^assess.level: 1.5 — a confidence strictly between 0 and 1"):
+        settings_of_config(validate_config(compose_job(["assess.level=1.5"])).assess)
+
+
 def test_front_members_carry_their_membership_probability(run):
     from pipeline.front.membership import bootstrap_membership
 

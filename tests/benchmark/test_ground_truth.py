@@ -147,7 +147,7 @@ def test_finalize_normalises_and_flags_front(tmp_path):
 def test_the_table_key_covers_the_code_a_spec_names_by_import_path(monkeypatch):
     """The model and data set are built from `_target_` and the task metric from the catalog, so no import
     statement reaches their modules: the key must read their sources itself (editing DigitsCNN recomputes)."""
-    from benchmarks._spec import benchmark_spec
+    from perf._spec import benchmark_spec
     from pipeline.benchmark import ground_truth as groundtruth
     from pipeline.runtime import fingerprint
     from pipeline.benchmark.plugin_code import code_modules

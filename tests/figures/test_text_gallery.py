@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pipeline.figures.groundtruth import plot_text_gallery
+from pipeline.figures.ground_truth import plot_text_gallery
 
 
 def test_code_prompts_keep_their_line_breaks():

@@ -162,6 +162,20 @@ def test_realised_rates_match_the_footnote_probabilities(perturbed: dict) -> Non
             assert abs(changed / total - table[level - 1]) < 0.01, (family, level, changed / total)
 
 
+def test_butterfingers_types_another_letter_and_char_case_flips_only_ascii(perturbed: dict) -> None:
+    """ReCode's key lists hold the letter itself and `[` / `'`; here a replaced letter becomes another ASCII letter
+    (docs/perturbations.md), and a non-ASCII letter keeps its case."""
+    for seed in SEEDS:
+        for prompt, out in zip(PROMPTS, perturbed[("butterfingers", code.MAX_LEVEL, seed)]):
+            assert len(out) == len(prompt)
+            assert all(b.isascii() and b.isalpha() and b != a for a, b in zip(prompt, out) if a != b)
+    accented = 'def f(x):\n    """Renvoie l\u2019\u00e9l\u00e9ment \u00c9GAL \u00e0 x."""\n'
+    for seed in range(20):
+        out = code.char_case(accented, code.MAX_LEVEL, seed)
+        assert [c for c in out if not c.isascii()] == [c for c in accented if not c.isascii()]
+        assert out != accented
+
+
 def test_whitespace_rates_match_the_footnote_probabilities() -> None:
     letters = 'def f():\n    """' + "abcde" * 400 + '"""\n'  # only additions possible: 2000 letters
     spaces = 'def f():\n    """x' + " " * 2000 + 'y"""\n'  # deletions (and at most 2 additions)

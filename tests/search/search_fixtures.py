@@ -64,7 +64,7 @@ def general_undominated_count(mean: np.ndarray, sd: np.ndarray, points: np.ndarr
 
 def kernel_composition(amplitude: float, length_scale: np.ndarray, noise: float):
     """scikit-learn's `ConstantKernel * RBF + WhiteKernel` with GP-PND's bounds: the oracle of
-    `pipeline.search.surrogate.gp_surrogate.AmplitudeRBFWhite` (its test, and part (6) of benchmarks/bench_search.py)."""
+    `pipeline.search.surrogate.gp_surrogate.AmplitudeRBFWhite` (its test, and part (6) of perf/bench_search.py)."""
     from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
     return ConstantKernel(amplitude, (1e-3, 1e3)) * RBF(length_scale, (1e-2, 1e2)) + WhiteKernel(noise, (1e-6, 1.0))

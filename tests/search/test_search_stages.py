@@ -135,7 +135,7 @@ def live_stage(tmp_path, monkeypatch, bench, **live):
     cfg.search.mode = "live"
     cfg.search.live.update(executor="serial", **live)
     search = stage("search")
-    monkeypatch.setattr(live_evaluation, "benchmark_of", lambda key, factory: bench)
+    monkeypatch.setattr(live_evaluation, "cached", lambda key, factory: bench)
     monkeypatch.setattr(groundtruth, "table_fingerprint", lambda spec, assets: "synthetic")  # its spec names no data set
     monkeypatch.setattr(search, "check_plugins", lambda spec: None)  # the config's model is not the one evaluated
     return cfg, search

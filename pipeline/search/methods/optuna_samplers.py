@@ -21,14 +21,8 @@ Settings (Optuna 5.0 defaults):
 * `GPSampler`: Matérn-5/2 ARD kernel with Optuna's priors, 10 random start-up trials, log-EHVI for two
   objectives (qLogEHVI over the pending trials of a batch), `deterministic_objective=False`.
 
-Measured cost (the 6^4 `synthetic_table` of the tests, SSIM-derived ρ, seed 0, one pinned thread on a shared
-2-core machine): NSGA-II 6 s for a whole B = 5·|Θ| = 6480 run (u = 842; full recall at u = 553) with Optuna's own
-sampler, about a quarter of that with `CountingNSGAIISampler` (bbc_news · chrF, seed 1, on another host: 2.5 s against
-8.7 s, the same trace; `benchmarks/bench_search.py` (4) measures it); TPE 270 s
-for B = 6480 (u = 655; u = 600 after b ≈ 4200, 127 s). GP: 450 s to u = 300 (b = 519), 1450 s to b = 800
-(u = 342), then some 4.5 s per trial and growing: every trial refits the GP on all trials, repeats included,
-and the sampler repeats more and more, so a run to u ≈ 600, let alone B = 6480, takes hours. The library
-behaviour is kept regardless (no trial cap); choose its budgets and seeds by this cost.
+The library behaviour is kept (no trial cap): the GP sampler's cost grows with every trial, so choose its budgets
+and seeds by the costs in docs/timings.md, "Costs behind design choices".
 Torch's global RNG (which the GP sampler may draw from) is not disturbed: a run draws under
 `torch.random.fork_rng`, seeded from its RNG.
 """

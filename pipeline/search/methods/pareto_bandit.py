@@ -33,11 +33,6 @@ Korkmaz et al.'s reimplementation of its Algorithm 1, github.com/Bilkent-CYBORG/
 * Horizon: n pulls per arm at most; an i.i.d. run that reaches it leaves its still-active arms undeclared.
 * Span on a table (`units_span`): c_i − o_θi lies in [min c − 1, max c] (o ∈ [0, 1]), width 1 + ptp(c); the
   per-input fidelity's width is read off the layer, where a live run would take it from the metric's range.
-
-Measured (`synthetic_units("smooth", 0)`, three random orders, δ = 0.1, ε = 0, block 1, one shared core): 0.25 s a
-run, 99.87% of |Θ|·n, the answer exactly the table's P* (36), declared only in the last round. A range radius
-is wide on 200 inputs (its per-input fidelity spans 7.9): discards come in the last few inputs, where the
-finite-population factor closes the interval; with the fidelity exact (one value per θ) the same run takes 76%.
 """
 from __future__ import annotations
 

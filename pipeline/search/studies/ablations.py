@@ -7,7 +7,7 @@ Results: docs/search.md, section 'Initial-design ablations and the slower anchor
   up to μ with configurations drawn uniformly from the rest.
 * `UniformStartPND`: GP-PND whose initial design is as large as its own but drawn uniformly from Θ.
 
-They run in `benchmarks/bench_search_heldout.py`, not in `dvc repro`.
+They run in `perf/bench_search_heldout.py`, not in `dvc repro`.
 """
 from __future__ import annotations
 

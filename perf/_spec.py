@@ -4,7 +4,7 @@
 (`pipeline.config.validate_config`), as `pipeline.stages.runner.compose_job` does; `benchmark_spec` turns it into
 the dict the library takes (`pipeline.benchmark.build`), exactly as `pipeline.stages.runner.benchmark_spec` does. The
 benchmarks depend on the library and conf/ only, never on the stage entry points;
-`tests/benchmarks/test_benchmark_scripts.py` checks that both build the same specs.
+`tests/perf/test_perf_scripts.py` checks that both build the same specs.
 """
 from __future__ import annotations
 

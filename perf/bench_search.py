@@ -1,8 +1,8 @@
 """Search overhead per proposal, and the time of the §3.3 tuning grid on this machine.
 
-    .venv/bin/python benchmarks/bench_search.py            # sample of 16 grid settings x 2 seeds
-    .venv/bin/python benchmarks/bench_search.py --full     # one seed of all 64 settings
-    .venv/bin/python benchmarks/bench_search.py --quick    # fewer generations, seeds, proposals, grid runs (seconds)
+    .venv/bin/python perf/bench_search.py            # sample of 16 grid settings x 2 seeds
+    .venv/bin/python perf/bench_search.py --full     # one seed of all 64 settings
+    .venv/bin/python perf/bench_search.py --quick    # fewer generations, seeds, proposals, grid runs (seconds)
 
 Prints, on a synthetic 6^4 ground-truth table (B = 6,480, the table oracle, so only search overhead
 is measured): (1) one TestNav generation with this package's array path against pymoo's own

@@ -5,8 +5,8 @@ Perturbs the 164 HumanEval prompts under random configurations of the code bench
 hashes them both ways (one call per configuration, as the ground truth calls the model), and prints both times,
 their ratio, and whether the count matrices and the retrieval model's similarities are identical.
 
-    python benchmarks/bench_ngram_hashing.py [--configurations 40]
-    python benchmarks/bench_ngram_hashing.py --quick   # 4 configurations
+    python perf/bench_ngram_hashing.py [--configurations 40]
+    python perf/bench_ngram_hashing.py --quick   # 4 configurations
 """
 from __future__ import annotations
 

@@ -7,9 +7,9 @@ reuse), model (retrieval), execution (sandbox runs of programs not yet in the ex
 fidelity metric; the execution cache's hit rate; BERT-F1's reuse of encodings; and the projected wall time
 of the full space on `--workers` processes (the stage's `workers=0` on this machine = its core count).
 
-    python benchmarks/bench_code_groundtruth.py [--tasks 3] [--workers 2] [override ...]
-    python benchmarks/bench_code_groundtruth.py benchmark.dataset.problems=40
-    python benchmarks/bench_code_groundtruth.py --quick   # one task on the first 8 problems (seconds)
+    python perf/bench_code_ground_truth.py [--tasks 3] [--workers 2] [override ...]
+    python perf/bench_code_ground_truth.py benchmark.dataset.problems=40
+    python perf/bench_code_ground_truth.py --quick   # one task on the first 8 problems (seconds)
 """
 from __future__ import annotations
 

@@ -8,9 +8,9 @@
 3. The same analysis on cells with 50 records per class (10 classes), and H at I5 on those cells vs an
    integer program over the whole permutation matrix (scipy HiGHS).
 
-    python benchmarks/bench_paired.py                 # full sizes
-    python benchmarks/bench_paired.py --scale 0.1     # a quick look
-    python benchmarks/bench_paired.py --quick         # --scale 0.001: seconds
+    python perf/bench_paired.py                 # full sizes
+    python perf/bench_paired.py --scale 0.1     # a quick look
+    python perf/bench_paired.py --quick         # --scale 0.001: seconds
 """
 from __future__ import annotations
 

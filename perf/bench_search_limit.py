@@ -3,10 +3,10 @@ ideal search (GP-PND's initial design, then only the members of P* it lacks), th
 u (`pipeline.search.studies.loo_order`) and the median u of each method of an earlier held-out run, with each
 as a multiple (x) of the ideal.
 
-    .venv/bin/python benchmarks/bench_search_limit.py --split real --runs outputs/heldout/real/runs.csv --out outputs/heldout/limit_real
-    .venv/bin/python benchmarks/bench_search_limit.py --split test --per-family 2 --runs outputs/heldout/test/runs.csv \
+    .venv/bin/python perf/bench_search_limit.py --split real --runs outputs/heldout/real/runs.csv --out outputs/heldout/limit_real
+    .venv/bin/python perf/bench_search_limit.py --split test --per-family 2 --runs outputs/heldout/test/runs.csv \
         --out outputs/heldout/limit_test
-    .venv/bin/python benchmarks/bench_search_limit.py --quick      # 1 development table per family, 4^3 lattice
+    .venv/bin/python perf/bench_search_limit.py --quick      # 1 development table per family, 4^3 lattice
 
 Writes limit.csv (one row per table) and report.md (the table, and the median multiple per group and over
 all tables) to `--out`, or prints the report only. A run that never reaches recall 1 counts as |Θ| + 1,

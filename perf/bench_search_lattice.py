@@ -1,10 +1,10 @@
 """GP-PND against TestNav and Random Search (issue 11 §5): AUC-Recall@P* on the unique-configuration
 axis, and the unique configurations u and proposals b needed to reach Recall@P* = 1, over seeds.
 
-    .venv/bin/python benchmarks/bench_search_lattice.py                      # synthetic tables (below)
-    .venv/bin/python benchmarks/bench_search_lattice.py outputs/groundtruth/digits.parquet
-    .venv/bin/python benchmarks/bench_search_lattice.py --seeds 3 --methods pnd,random --workers 2
-    .venv/bin/python benchmarks/bench_search_lattice.py --quick   # one seed, no GP-PND, the synthetic_table fixture only
+    .venv/bin/python perf/bench_search_lattice.py                      # synthetic tables (below)
+    .venv/bin/python perf/bench_search_lattice.py outputs/groundtruth/digits.parquet
+    .venv/bin/python perf/bench_search_lattice.py --seeds 3 --methods pnd,random --workers 2
+    .venv/bin/python perf/bench_search_lattice.py --quick   # one seed, no GP-PND, the synthetic_table fixture only
 
 Tables. With a ground-truth table path (the `groundtruth` stage's parquet), every fidelity metric of
 that table. Without one, two synthetic 6^4 tables: `synthetic_table` of tests/search/search_fixtures.py

@@ -2,15 +2,15 @@
 core (every configuration on the front in ≥ 95% of the paired bootstrap resamples) and all of P*, against the
 exhaustive |Θ|·n, with paired intervals over tables and seeds.
 
-    .venv/bin/python benchmarks/bench_search_cost.py --split dev --per-family 3 --seeds 2          # choices are made here
-    .venv/bin/python benchmarks/bench_search_cost.py --split test --per-family 4 --seeds 2 --out outputs/heldout/cost_test
-    .venv/bin/python benchmarks/bench_search_cost.py --split real --seeds 3 --out outputs/heldout/cost_real
-    .venv/bin/python benchmarks/bench_search_cost.py --groundtruth outputs/groundtruth/digits.parquet --benchmark digits
+    .venv/bin/python perf/bench_search_cost.py --split dev --per-family 3 --seeds 2          # choices are made here
+    .venv/bin/python perf/bench_search_cost.py --split test --per-family 4 --seeds 2 --out outputs/heldout/cost_test
+    .venv/bin/python perf/bench_search_cost.py --split real --seeds 3 --out outputs/heldout/cost_real
+    .venv/bin/python perf/bench_search_cost.py --groundtruth outputs/groundtruth/digits.parquet --benchmark digits
         # any ground truth in the committed format: <name>.parquet beside its per-input layer <name>.inputs.parquet
-    .venv/bin/python benchmarks/bench_search_cost.py --quick     # 1 dev table per family on a 4^3 lattice (seconds)
-    .venv/bin/python benchmarks/bench_search_cost.py --split real --seeds 1 --methods botorch_qlognehvi --budget 200 \
+    .venv/bin/python perf/bench_search_cost.py --quick     # 1 dev table per family on a 4^3 lattice (seconds)
+    .venv/bin/python perf/bench_search_cost.py --split real --seeds 1 --methods botorch_qlognehvi --budget 200 \
         --keep-others --out outputs/heldout/cost_real     # a slow anchor at a capped budget, beside the rows already there
-    .venv/bin/python benchmarks/bench_search_cost.py --report-only --out outputs/heldout/cost_test   # report.md again
+    .venv/bin/python perf/bench_search_cost.py --report-only --out outputs/heldout/cost_test   # report.md again
 
 Methods (`--methods`):
 * `assess`: what `scripts/assess.py` pays with its defaults: every single-perturbation configuration raced first

@@ -5,9 +5,9 @@ digits train split, recaptures the development images under the 54 conditions of
 `pipeline.perturb.recapture`, and prints each condition's accuracy per model, the mean across models,
 its tier (mild >= 40%, severe 20% to < 40%, extreme < 20%) and the tier counts, with the time taken.
 
-    python benchmarks/bench_recapture_tiers.py              # all development images
-    python benchmarks/bench_recapture_tiers.py --limit 100  # a quick look
-    python benchmarks/bench_recapture_tiers.py --quick      # --limit 10 (seconds)
+    python perf/bench_recapture_tiers.py              # all development images
+    python perf/bench_recapture_tiers.py --limit 100  # a quick look
+    python perf/bench_recapture_tiers.py --quick      # --limit 10 (seconds)
 """
 from __future__ import annotations
 

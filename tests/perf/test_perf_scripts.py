@@ -1,4 +1,4 @@
-"""Every `benchmarks/bench_*.py` runs to the end in its quick setting (`--quick`) and prints the lines it is
+"""Every `perf/bench_*.py` runs to the end in its quick setting (`--quick`) and prints the lines it is
 meant to print: its ratios against the reference measured in the same run, and what it checks on the way
 (bit-identical outputs, identical rows). Speeds are printed, never asserted: the patterns only require
 numbers where the script prints them. A new script is run automatically; until it has its own patterns in
@@ -19,16 +19,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
+SCRIPTS = sorted((ROOT / "perf").glob("bench_*.py"))
 # the quick runs over 5 s on the 2-core machine (docs/timings.md); bench_ngram_hashing and bench_search_lattice run in make test
-SLOW_QUICK = {"bench_numerics", "bench_search", "bench_throughput", "bench_code_groundtruth", "bench_recapture_tiers",
-              "bench_search_cost", "bench_groundtruth", "bench_perturb_store", "bench_text_prefetch", "bench_fuzz",
+SLOW_QUICK = {"bench_numerics", "bench_search", "bench_throughput", "bench_code_ground_truth", "bench_recapture_tiers",
+              "bench_search_cost", "bench_ground_truth", "bench_perturb_store", "bench_text_prefetch", "bench_fuzz",
               "bench_search_heldout", "bench_paired", "bench_glass_blur", "bench_search_limit"}
 NUM = r"\d+(?:\.\d+)?"  # a finite number as the scripts format it (not nan, not inf)
 RATIO = rf"{NUM} ?[x×]\b|\bx{NUM}|\bratio\b"
 
 EXPECTED: dict[str, list[str]] = {
-    "bench_code_groundtruth": [rf"^36 configurations of tasks \[.*\]: {NUM} s/config$",
+    "bench_code_ground_truth": [rf"^36 configurations of tasks \[.*\]: {NUM} s/config$",
                                rf"^per configuration: perturb {NUM} s \({NUM}%\), model .*, fidelity bert_f1_code",
                                rf"^execution cache: \d+ sandbox runs, \d+ hits, hit rate {NUM}",
                                rf"^projected full ground truth \(1296 configurations, \d+ processes\): {NUM} min"],
@@ -39,7 +39,7 @@ EXPECTED: dict[str, list[str]] = {
     "bench_glass_blur": [rf"^numba .* kernel compile time {NUM} s",
                          rf"^ +32\^2 +all +{NUM} +{NUM} +{NUM}x  \(bit-identical on 3 images x 5 severities\)$",
                          rf"^ +224\^2 +all +{NUM} +{NUM} +{NUM}x  \(bit-identical on 1 images x 5 severities\)$"],
-    "bench_groundtruth": [rf"^transform applications per input: prefix reuse \d+, naive 5184 \({NUM}x fewer\)",
+    "bench_ground_truth": [rf"^transform applications per input: prefix reuse \d+, naive 5184 \({NUM}x fewer\)",
                           (rf"^36 configurations of tasks .* on 40 test images: {NUM} s/config with reuse, "
                            rf"{NUM} s/config without \({NUM}x\)$"),
                           rf"^time per configuration: perturb {NUM} s \({NUM}%\), infer .*, fidelity {NUM} s"],
@@ -89,13 +89,13 @@ EXPECTED: dict[str, list[str]] = {
 
 
 def test_every_script_is_found() -> None:
-    """The glob sees the scripts (a moved benchmarks/ folder would otherwise run nothing)."""
+    """The glob sees the scripts (a moved perf/ folder would otherwise run nothing)."""
     assert {p.stem for p in SCRIPTS} >= set(EXPECTED) | SLOW_QUICK
 
 
 @pytest.fixture(scope="session")
 def quick_digits():
-    """The digits benchmark as benchmarks/_spec.py's `digits_data` prepares it for --quick (data/digits/ where the
+    """The digits benchmark as perf/_spec.py's `digits_data` prepares it for --quick (data/digits/ where the
     prepare stage made it), once for every script that reads it (through $BENCH_DIGITS_DATA)."""
     helper = load_script("_spec")
     with contextlib.ExitStack() as stack:
@@ -105,7 +105,7 @@ def quick_digits():
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
 def test_every_script_imports(script: Path, monkeypatch) -> None:
     """Each script's imports resolve (a moved or renamed module breaks none unseen) and it offers `--quick`; imported
-    as `python benchmarks/<script>.py` runs it: its folder first on the path, the module registered by its name."""
+    as `python perf/<script>.py` runs it: its folder first on the path, the module registered by its name."""
     monkeypatch.syspath_prepend(str(script.parent))
     load_script(script.stem)
     assert '"--quick"' in script.read_text()
@@ -127,9 +127,9 @@ def test_quick_run_prints_its_ratios(script: Path, request) -> None:
 
 
 def load_script(stem: str):
-    """benchmarks/<stem>.py as a module (the folder is no package), registered under its name as running it does (a
+    """perf/<stem>.py as a module (the folder is no package), registered under its name as running it does (a
     dataclass of the script looks its module up there)."""
-    module = importlib.util.spec_from_file_location(stem, ROOT / "benchmarks" / f"{stem}.py")
+    module = importlib.util.spec_from_file_location(stem, ROOT / "perf" / f"{stem}.py")
     script = importlib.util.module_from_spec(module)
     sys.modules[stem] = script
     module.loader.exec_module(script)
@@ -137,7 +137,7 @@ def load_script(stem: str):
 
 
 def test_spec_helper_builds_what_the_stages_build() -> None:
-    """benchmarks/_spec.py builds every benchmark's spec exactly as the stages do (`pipeline.stages.runner`), and
+    """perf/_spec.py builds every benchmark's spec exactly as the stages do (`pipeline.stages.runner`), and
     refuses what they refuse (the real-world benchmarks without their local copies)."""
     from pipeline.config import ConfigError
     from pipeline.stages.runner import benchmark_spec, compose_job
@@ -154,7 +154,7 @@ def test_spec_helper_builds_what_the_stages_build() -> None:
         assert helper.benchmark_spec(overrides) == stage, path.stem
 
 
-HELDOUT_CAPPED = [sys.executable, "benchmarks/bench_search_heldout.py", "--quick", "--budget", "12", "--out"]
+HELDOUT_CAPPED = [sys.executable, "perf/bench_search_heldout.py", "--quick", "--budget", "12", "--out"]
 
 
 @pytest.fixture(scope="module")
@@ -237,7 +237,7 @@ def test_heldout_quick_writes_the_core_columns(tmp_path: Path) -> None:
     from pipeline.search.studies.synthetic import METRIC, synthetic_confidence
 
     heldout = load_script("bench_search_heldout")
-    result = subprocess.run([sys.executable, "benchmarks/bench_search_heldout.py", "--quick", "--out", str(tmp_path)], cwd=ROOT,
+    result = subprocess.run([sys.executable, "perf/bench_search_heldout.py", "--quick", "--out", str(tmp_path)], cwd=ROOT,
                             capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stderr
     runs = pd.read_csv(tmp_path / "runs.csv")
@@ -341,7 +341,7 @@ def test_heldout_report_compares_per_group_only_where_a_group_has_two_tables() -
     assert "| all tables | all | random | pnd | 4.0 |" in section and "per group" not in section
 
 
-COST_QUICK = [sys.executable, "benchmarks/bench_search_cost.py", "--quick", "--workers", "1", "--out"]
+COST_QUICK = [sys.executable, "perf/bench_search_cost.py", "--quick", "--workers", "1", "--out"]
 
 
 def test_cost_capped_anchor_added_a_table_at_a_time(tmp_path: Path) -> None:
@@ -374,7 +374,7 @@ def test_cost_capped_anchor_added_a_table_at_a_time(tmp_path: Path) -> None:
                   - (ref["evals_core"] / ref["exhaustive"])[["smooth", "crowded"]].sum()) / 2
     lower_diff = upper_diff - (1.0 - 3 / 64) / 2  # smooth's censored share 1 replaced by the 3 of 64 proposals it spent
     assert f"| random | 2 | {lower_diff:.3f} |" in lower and f"| random | 2 | {upper_diff:.3f} |" in report
-    again = subprocess.run([sys.executable, "benchmarks/bench_search_cost.py", "--report-only", "--out", str(tmp_path)], cwd=ROOT,
+    again = subprocess.run([sys.executable, "perf/bench_search_cost.py", "--report-only", "--out", str(tmp_path)], cwd=ROOT,
                            capture_output=True, text=True, timeout=600)  # the report again from runs.csv, running nothing
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "report.md").read_text() == report

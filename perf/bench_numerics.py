@@ -14,8 +14,8 @@ before issue 44: Intel only), on MKL's `COMPATIBLE` branch (Intel and AMD alike;
 numpy on OpenBLAS's Haswell kernels (the pinned text encoder's); and the text encoder's texts a second with its
 linear layers on OpenBLAS against torch's on MKL `COMPATIBLE`, in one process.
 
-    python benchmarks/bench_numerics.py
-    python benchmarks/bench_numerics.py --quick   # 1 epoch, 3 configurations on 40 test images (seconds)
+    python perf/bench_numerics.py
+    python perf/bench_numerics.py --quick   # 1 epoch, 3 configurations on 40 test images (seconds)
 """
 from __future__ import annotations
 

@@ -20,10 +20,10 @@ On CUDA it also reports the peak memory torch allocated per batch size and, when
 mean GPU utilisation it sampled during each run (every 100 ms). Device results agree with the CPU within
 `pipeline.runtime.device.CUDA_TOLERANCE`, not bitwise.
 
-    .venv/bin/python benchmarks/bench_throughput.py --quick        # seconds (on a CPU without the vit_b_16 parts)
-    .venv/bin/python benchmarks/bench_throughput.py                # the full sweep (meant for a GPU)
-    .venv/bin/python benchmarks/bench_throughput.py --device cpu   # force the CPU
-    .venv/bin/python benchmarks/bench_throughput.py --text-only    # only the text encoders (part 4)
+    .venv/bin/python perf/bench_throughput.py --quick        # seconds (on a CPU without the vit_b_16 parts)
+    .venv/bin/python perf/bench_throughput.py                # the full sweep (meant for a GPU)
+    .venv/bin/python perf/bench_throughput.py --device cpu   # force the CPU
+    .venv/bin/python perf/bench_throughput.py --text-only    # only the text encoders (part 4)
 
 Needs the prepare stage's data/digits/ (or it prepares the digits benchmark into a temporary folder).
 `--quick` shrinks every size; on a CPU it also leaves out the vit_b_16 parts (one 224×224 forward pass of

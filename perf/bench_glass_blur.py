@@ -1,7 +1,7 @@
 """Speed of the compiled glass blur vs imagecorruptions' reference, measured in one run.
 
-    .venv/bin/python benchmarks/bench_glass_blur.py [--images-32 N] [--images-224 N]
-    .venv/bin/python benchmarks/bench_glass_blur.py --quick   # 3 images at 32x32, 1 at 224x224
+    .venv/bin/python perf/bench_glass_blur.py [--images-32 N] [--images-224 N]
+    .venv/bin/python perf/bench_glass_blur.py --quick   # 3 images at 32x32, 1 at 224x224
 
 Prints numba's compile time (a fresh, uncached compilation of the pixel-move kernel), then, per image size
 and severity, the median time per image of the reference and of the compiled version on the same images and

@@ -6,8 +6,8 @@ Prints: transform applications per input with prefix reuse (as the stage schedul
 naive 4 x |Θ|; the time per configuration with and without prefix reuse on a sample of tasks, as a
 ratio; and where a configuration's time goes (perturbation, inference, fidelity).
 
-    python benchmarks/bench_groundtruth.py [n_tasks]
-    python benchmarks/bench_groundtruth.py --quick   # one task on the first 40 test images (seconds)
+    python perf/bench_ground_truth.py [n_tasks]
+    python perf/bench_ground_truth.py --quick   # one task on the first 40 test images (seconds)
 """
 from __future__ import annotations
 

@@ -10,8 +10,8 @@ cold and warm, alternating, and the rows of every run are asserted identical. Pr
 cold and warm seconds per configuration (the best run of each), in total and for the perturbation part
 alone, as ratios; the store's bytes per configuration and the projected size of the full 6^4 space.
 
-    .venv/bin/python benchmarks/bench_perturb_store.py [n_tasks] [--fidelity ssim,kid] [--repeats 2]
-    .venv/bin/python benchmarks/bench_perturb_store.py --quick   # one prefix, one run each, 40 test images
+    .venv/bin/python perf/bench_perturb_store.py [n_tasks] [--fidelity ssim,kid] [--repeats 2]
+    .venv/bin/python perf/bench_perturb_store.py --quick   # one prefix, one run each, 40 test images
 
 The warm reads come from the page cache (the store was just written), as they would for a model
 evaluated soon after the fill; a cold disk adds its read time, about 1.1 MB per configuration.

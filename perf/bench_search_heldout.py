@@ -1,14 +1,14 @@
 """The held-out comparison of issue 20: unique evaluations u to recover all of P*, per method, on generated
 tables of a split (`pipeline.search.studies.synthetic`) or on the real ground-truth tables, with paired intervals.
 
-    .venv/bin/python benchmarks/bench_search_heldout.py --split dev  --per-family 4 --seeds 3
-    .venv/bin/python benchmarks/bench_search_heldout.py --split test --per-family 4 --seeds 3 --out outputs/heldout/test
-    .venv/bin/python benchmarks/bench_search_heldout.py --split real --seeds 3 --out outputs/heldout/real
-    .venv/bin/python benchmarks/bench_search_heldout.py --split test --methods pnd,random --batch-sizes 1,4,16,36
-    .venv/bin/python benchmarks/bench_search_heldout.py --split test --per-family 1 --seeds 1 --budget 200 \
+    .venv/bin/python perf/bench_search_heldout.py --split dev  --per-family 4 --seeds 3
+    .venv/bin/python perf/bench_search_heldout.py --split test --per-family 4 --seeds 3 --out outputs/heldout/test
+    .venv/bin/python perf/bench_search_heldout.py --split real --seeds 3 --out outputs/heldout/real
+    .venv/bin/python perf/bench_search_heldout.py --split test --methods pnd,random --batch-sizes 1,4,16,36
+    .venv/bin/python perf/bench_search_heldout.py --split test --per-family 1 --seeds 1 --budget 200 \
         --families rugged,crowded --methods pnd,optuna_gp,botorch_qlognehvi   # the slow GP anchors, budget-matched
-    .venv/bin/python benchmarks/bench_search_heldout.py --quick          # 1 table per family, 1 seed, 4^3 lattice (seconds)
-    .venv/bin/python benchmarks/bench_search_heldout.py --split test --methods pnd --keep-others --out outputs/heldout/test \
+    .venv/bin/python perf/bench_search_heldout.py --quick          # 1 table per family, 1 seed, 4^3 lattice (seconds)
+    .venv/bin/python perf/bench_search_heldout.py --split test --methods pnd --keep-others --out outputs/heldout/test \
         # after a change to one method: rerun it alone, keep the rows of the others
 
 Every run is a full search with the proposal budget B = 5·|Θ| (or `--budget`) and no stopping rule, so the

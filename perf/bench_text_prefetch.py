@@ -7,8 +7,8 @@ sets (each a typo perturbation of the clean leads at its own level and seed): K 
 fresh encoder (the reference) against K other sets in one call by another fresh encoder. Prints both times, the
 ratio, and whether the prefetched encodings equal the ones computed set by set.
 
-    python benchmarks/bench_text_prefetch.py            # 17 sets of 60 leads (one prefetch group), twice
-    python benchmarks/bench_text_prefetch.py --quick    # 3 sets of 12 leads, once (seconds)
+    python perf/bench_text_prefetch.py            # 17 sets of 60 leads (one prefetch group), twice
+    python perf/bench_text_prefetch.py --quick    # 3 sets of 12 leads, once (seconds)
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Structural fuzzing throughput (evaluations per second per adapter) and the evaluations the two-phase
 threshold search saves. Ratios are measured in this one process run; nothing here is a timed test.
 
-    python benchmarks/bench_fuzz.py            # uses data/digits/model.pt when prepared, else trains a small CNN
-    python benchmarks/bench_fuzz.py --quick    # fewer samples, scan steps and images (seconds)
+    python perf/bench_fuzz.py            # uses data/digits/model.pt when prepared, else trains a small CNN
+    python perf/bench_fuzz.py --quick    # fewer samples, scan steps and images (seconds)
 """
 from __future__ import annotations
 
