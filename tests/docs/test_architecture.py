@@ -40,3 +40,32 @@ def test_no_file_points_outside_the_repository():
     found = [f for f in tracked if f.endswith((".py", ".md", ".toml", ".yaml")) and not f.startswith("outputs/")
              and f != "tests/docs/test_architecture.py" and outside.search((ROOT / f).read_text(errors="replace"))]
     assert not found, f"these files point outside the repository: {found}"
+
+
+def _modules() -> list[Path]:
+    return sorted([*(ROOT / "pipeline").rglob("*.py"), *(ROOT / "scripts").glob("*.py"), *(ROOT / "perf").glob("*.py")])
+
+
+def test_no_module_docstring_runs_past_40_lines():
+    """A module docstring says what the module does; history and measurements live in docs/."""
+    import ast
+
+    long = {str(p.relative_to(ROOT)): n for p in _modules()
+            if (n := len((ast.get_docstring(ast.parse(p.read_text()), clean=False) or "").splitlines())) > 40}
+    assert not long, f"module docstrings over 40 lines: {long}"
+
+
+def test_no_module_imports_another_modules_private_name():
+    """`from pipeline.a import _b` reaches into a module's insides; what another module of the library or a stage script
+    needs is public. (A speed script of perf/ may time a private kernel: bench_glass_blur compiles `_move_pixels`.)"""
+    import ast
+
+    found = []
+    for path in _modules():
+        if path.parent.name == "perf":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pipeline"):
+                found += [f"{path.relative_to(ROOT)}: {node.module}.{a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not found, f"imports of private names: {found}"
