@@ -4,7 +4,7 @@
     python scripts/assess.py run=mine benchmark=digits search.live.batch_size=8 assess.exhaustive=true
     python scripts/assess.py run=cmp benchmark=tiny model@baseline=digits_cnn model=digits_cnn_small assess.fail_on=regression
 
-It prepares the data (the clean score printed), searches live with `search.recommended` and its stopping rule
+It prepares the data (the clean score printed), searches live with `assess.method` (`search.recommended` unless set) and its stopping rule
 (`search.live`: q a round, the executor, resumable), then writes the run's files and page under
 outputs/runs/<name>/ (its prepared data under data/runs/<name>/, its evaluations in
 data/cache/store/assess/<name>.sqlite), relative to the current directory: where the user is, never the tool's own
