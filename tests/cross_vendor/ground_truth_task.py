@@ -1,6 +1,6 @@
-"""One task of a default benchmark's ground truth (the 36 configurations under a two-level prefix), recomputed in
-this process from the prepared assets, the perturbations included (no perturbation store), against the committed
-table `outputs/groundtruth/<benchmark>.parquet`: prints one JSON object and exits 1 when any value differs.
+"""One task of a default benchmark's ground truth (the configurations under a prefix: 36 under two levels),
+recomputed in this process from the prepared assets, the perturbations included (no perturbation store), against
+the committed table `outputs/groundtruth/<benchmark>.parquet`: prints one JSON object, exits 1 when a value differs.
 
     python tests/cross_vendor/ground_truth_task.py digits 2,3
     qemu-x86_64 -cpu EPYC-Rome .venv/bin/python tests/cross_vendor/ground_truth_task.py digits 2,3 --numpy-baseline
@@ -9,7 +9,8 @@ It needs the assets `make repro` prepares (`data/<benchmark>/`). Compared: ψ, �
 bit for bit; `digest` also covers the per-input predictions and fidelities, which the table does not keep.
 
 `--numpy-baseline` turns numpy's own AVX2 kernels off (its x86-64-v2 baseline instead), for QEMU: QEMU 7.2's user
-mode computes numpy's AVX2 argsort wrong (docs/reproducibility.md, "The text side under QEMU"), and DSA's
+mode computes numpy's AVX2 argsort wrong (docs/reproducibility.md, "The text side under QEMU, and what crashes
+there"), and DSA's
 `np.unique` calls it. Under the emulator, set the pinned variables before it starts, as `run_slice` does."""
 import pipeline.runtime.pin  # noqa: F401  (first: pins the numerical environment)
 
@@ -38,11 +39,12 @@ def compare(benchmark: str, prefix: tuple[int, ...]) -> dict:
     """The task's values against the committed table's rows."""
     configure_torch()  # as every stage and ground-truth worker sets it
     cfg = load_params([f"benchmark={benchmark}"])
-    bench = build_benchmark(benchmark_spec(cfg), str(data_dir(cfg)), per_input=True)
+    spec = benchmark_spec(cfg)
+    bench = build_benchmark(spec, str(data_dir(cfg)), per_input=True)
     table = pd.read_parquet(ROOT / "outputs" / "groundtruth" / f"{benchmark}.parquet")
     rows = {tuple(int(v) for v in key): row for key, row in zip(table[list(bench.space.names)].to_numpy(),
                                                                 table.to_dict("records"))}
-    psi = table.columns[table.columns.get_loc("order") + 1]  # the task metric's column follows the order
+    psi = spec.get("task_metric", "accuracy")  # the column ψ takes in the table, as the ground-truth stage names it
     pending = configs_of(bench.space, prefix)
     start, digest, compared, differ = time.perf_counter(), hashlib.sha256(), 0, []
     for theta, values in bench.evaluate_many(pending, PrefixCache(bench.perturbations, bench.clean, bench.seed)):

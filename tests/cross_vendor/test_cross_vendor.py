@@ -20,12 +20,17 @@ ROOT = HERE.parents[1]
 DIGESTS = json.loads((HERE / "digests.json").read_text())
 
 
+def pinned_env(**extra: str) -> dict[str, str]:
+    """This environment under the pinned variables, set beforehand: under an emulator, a program that re-executes
+    itself to pin them would leave the emulator."""
+    return {**os.environ, **PINNED, "ROBUSTNESS_PINNED": "1", "HF_HUB_OFFLINE": "1", **extra}
+
+
 def run_slice(*prefix: str, parts: tuple[str, ...] = (), extra_env: dict[str, str] | None = None,
               timeout: int = 600) -> subprocess.CompletedProcess:
-    """slice.py (its `parts`, or all) under the pinned variables set beforehand (so that it never re-executes: under
-    an emulator the re-execution would leave it), behind `prefix` (an emulator) if any."""
-    env = {**os.environ, **PINNED, "ROBUSTNESS_PINNED": "1", "HF_HUB_OFFLINE": "1", **(extra_env or {})}
-    result = subprocess.run([*prefix, sys.executable, str(HERE / "slice.py"), *parts], cwd=ROOT, env=env,
+    """slice.py (its `parts`, or all) under `pinned_env`, behind `prefix` (an emulator) if any."""
+    result = subprocess.run([*prefix, sys.executable, str(HERE / "slice.py"), *parts], cwd=ROOT,
+                            env=pinned_env(**(extra_env or {})),
                             capture_output=True, text=True, timeout=timeout, check=False)
     assert result.returncode == 0, f"slice.py exited with {result.returncode}\n{result.stderr[-3000:]}"
     return result
@@ -69,14 +74,15 @@ def test_an_emulated_intel_and_amd_cpu_give_every_digest(cpu: str) -> None:
 
 # argsorts of 32 arrays of 9 to 40 small integers: how many come out unsorted
 ARGSORT_PROBE = ("import numpy as np; rng = np.random.default_rng(0); "
-                 "print(sum(not (np.diff(a[a.argsort()]) >= 0).all() for a in (rng.integers(0, 50, n) for n in range(9, 41))))")
+                 "print(sum(not (np.diff(a[a.argsort()]) >= 0).all() "
+                 "for a in (rng.integers(0, 50, n) for n in range(9, 41))))")
 
 
 def test_numpys_baseline_argsort_sorts_under_the_emulator() -> None:
     """What `ground_truth_task.py --numpy-baseline` relies on: with numpy's AVX2 kernels off, its argsort sorts under
     QEMU (QEMU 7.2 gets its AVX2 argsort wrong: 12 of these 32 arrays, natively none; docs/reproducibility.md)."""
     qemu = emulator()
-    env = {**os.environ, "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"}
+    env = {**os.environ, "NPY_DISABLE_CPU_FEATURES": "X86_V3 " + PINNED["NPY_DISABLE_CPU_FEATURES"]}
     result = subprocess.run([qemu, "-cpu", "EPYC-Rome", sys.executable, "-c", ARGSORT_PROBE], env=env,
                             capture_output=True, text=True, timeout=300, check=True)
     assert result.stdout.strip() == "0"
@@ -91,11 +97,10 @@ def test_an_emulated_amd_cpu_recomputes_a_ground_truth_task_with_the_committed_v
     if not (ROOT / "data" / "digits" / "model.pt").is_file():
         pytest.skip("needs the digits assets that `make repro` prepares (data/digits/)")
     qemu = emulator()
-    env = {**os.environ, **PINNED, "ROBUSTNESS_PINNED": "1", "HF_HUB_OFFLINE": "1"}
     script = [sys.executable, str(HERE / "ground_truth_task.py"), "digits", "2,3"]
     runs = (((), ()), ((qemu, "-cpu", "EPYC-Rome"), ("--numpy-baseline",)))  # (emulator, option): native, emulated
-    results = [subprocess.run([*prefix, *script, *option], cwd=ROOT, env=env, capture_output=True, text=True,
-                              timeout=3600, check=False) for prefix, option in runs]
+    results = [subprocess.run([*prefix, *script, *option], cwd=ROOT, env=pinned_env(), capture_output=True,
+                              text=True, timeout=3600, check=False) for prefix, option in runs]
     native, emulated = (json.loads(r.stdout.strip().splitlines()[-1]) for r in results)
     assert [r.returncode for r in results] == [0, 0], (native, emulated)
     assert native["values_compared"] == emulated["values_compared"] == 396
